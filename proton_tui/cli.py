@@ -1,0 +1,102 @@
+"""The `proton-tui` command line. Textual is imported only when a TUI is about to open, so `--help` stays fast."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+from typer._click.exceptions import ClickException
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Capture a Triton kernel with Proton and explore where GPU time goes.",
+)
+
+
+def fail(message: str) -> NoReturn:
+    """Print a one-line error and exit with code 2."""
+    typer.echo(f"proton-tui: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _regex(flag: str, pattern: str | None) -> re.Pattern | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        fail(f"{flag} {pattern!r} is not a valid regular expression: {error}")
+
+
+@app.callback(invoke_without_command=True)
+def start(ctx: typer.Context) -> None:
+    """With no command, open the interactive session."""
+    if ctx.invoked_subcommand is None:
+        from .tui.app import ProtonApp
+
+        ProtonApp().run()
+
+
+@app.command()
+def view(
+    file: Annotated[Path, typer.Argument(help="A Proton .hatchet capture.", show_default=False)],
+    plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
+    kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the kernel summary as CSV.")] = False,
+    depth: Annotated[Optional[int], typer.Option("--depth", min=0, help="Tree: show nodes down to this depth.")] = None,
+    threshold: Annotated[
+        float, typer.Option("--threshold", min=0.0, max=100.0, help="Tree: hide nodes under this % of the total.")
+    ] = 0.0,
+    include: Annotated[Optional[str], typer.Option("--include", help="Keep nodes matching REGEX.")] = None,
+    exclude: Annotated[Optional[str], typer.Option("--exclude", help="Drop nodes matching REGEX.")] = None,
+    show_internal: Annotated[
+        bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
+    ] = False,
+) -> None:
+    """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
+    from . import report
+    from .hatchet import CaptureError, load_profile
+
+    include_re, exclude_re = _regex("--include", include), _regex("--exclude", exclude)
+    if sum((plain, kernels, as_json, as_csv)) > 1:
+        fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    try:
+        profile = load_profile(file, show_internal=show_internal)
+    except CaptureError as error:
+        fail(str(error))
+    shown = profile.filtered(include_re, exclude_re)
+    if as_json:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(report.summary_json(shown), option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif as_csv:
+        sys.stdout.write(report.kernel_csv(shown))
+    elif kernels:
+        sys.stdout.write(report.kernel_summary_text(shown))
+    elif plain or not sys.stdout.isatty():
+        sys.stdout.write(report.tree_text(shown, shown.shown(threshold, depth)))
+    else:
+        from .tui.app import ProtonApp
+
+        ProtonApp(profile=shown).run()
+
+
+def main() -> None:
+    """Console-script entry: every usage error is one line on stderr with exit code 2, never a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except ClickException as error:
+        typer.echo(f"proton-tui: error: {error.format_message()}", err=True)
+        code = error.exit_code
+    except typer.Abort:
+        code = 1
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`| head`): nothing left to say
+        code = 0
+    sys.exit(code if isinstance(code, int) else 0)

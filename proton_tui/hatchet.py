@@ -1,0 +1,471 @@
+"""Proton `.hatchet` captures: load, validate, and compute what every view shows.
+
+A capture is a JSON list ``[tree, device_info]``. Nodes are stored flat, in pre-order (node 0 is ROOT), so a
+million-node capture costs a few Python lists rather than a million objects, and the reverse of the node order
+visits every child before its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import math
+import re
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
+NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+COUNT_KEYS = ("count", "Count")
+DEVICE_ID_KEYS = ("device_id", "DeviceId")
+DEVICE_TYPE_KEYS = ("device_type", "DeviceType")
+CYCLES_KEY = "cycles"
+INTERNAL_PREFIX = "__proton_launch_metadata"
+FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
+# Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
+HIP_PEAK_BYTES_PER_S = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
+
+
+class CaptureError(Exception):
+    """A capture that cannot be read; the message is one line that names the file."""
+
+
+@dataclass
+class KernelStats:
+    """One kernel name summed across the whole tree."""
+
+    name: str
+    value: float
+    launches: int
+    bytes: float
+    devices: tuple[str, ...]
+
+    @property
+    def avg(self) -> float:
+        return self.value / self.launches if self.launches else 0.0
+
+
+@dataclass
+class Profile:
+    """A loaded capture: per-node arrays indexed by node id, plus derived inclusive values."""
+
+    path: Path
+    names: list[str]
+    parents: list[int]
+    children: list[list[int]]
+    depths: list[int]
+    metrics: list[dict]
+    own: list[float]  # the node's own time in ns (or cycles), 0.0 where it has none
+    has_own: list[bool]  # the node carries its own time (or cycles): a kernel or an instrumented region
+    is_kernel: list[bool]  # has its own value and no ancestor that has one
+    devices: list[str]  # "CUDA:0", or "" where the node names no device
+    unit: str  # "ns" or "cycles"
+    own_launches: list[int]
+    own_bytes: list[float]
+    device_info: dict
+    hidden_internal: int = 0
+    reference_total: float | None = None  # the unfiltered capture's total, when this is a filtered subset
+    inclusive: list[float] = field(default_factory=list)
+    launches: list[int] = field(default_factory=list)
+    bytes: list[float] = field(default_factory=list)
+    _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
+
+    @property
+    def node_count(self) -> int:
+        return len(self.names)
+
+    @property
+    def total(self) -> float:
+        """Total GPU time in ns (or cycles): ROOT's inclusive value."""
+        return self.inclusive[0]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when Proton recorded no kernels (a ROOT-only tree, or no node with a time)."""
+        return not any(self.is_kernel)
+
+    @property
+    def has_bytes(self) -> bool:
+        return any(self.bytes)
+
+    @property
+    def kernel_launches(self) -> int:
+        return sum(self.launches[i] for i in range(self.node_count) if self.is_kernel[i])
+
+    def kernel_stats(self) -> list[KernelStats]:
+        """Every kernel grouped by name across the tree, largest total first."""
+        if self._kernel_stats is None:
+            by_name: dict[str, list] = {}
+            for i in range(self.node_count):
+                if self.is_kernel[i]:
+                    entry = by_name.setdefault(self.names[i], [0.0, 0, 0.0, set()])
+                    entry[0] += self.inclusive[i]
+                    entry[1] += self.launches[i]
+                    entry[2] += self.bytes[i]
+                    if self.devices[i]:
+                        entry[3].add(self.devices[i])
+            stats = [KernelStats(name, v, n, b, tuple(sorted(d))) for name, (v, n, b, d) in by_name.items()]
+            stats.sort(key=lambda k: (-k.value, k.name))
+            self._kernel_stats = stats
+        return self._kernel_stats
+
+    def device_names(self) -> list[str]:
+        """Devices that ran a recorded kernel, plus those listed in device_info."""
+        seen = {d for d in self.devices if d}
+        for device_type, by_id in self.device_info.items():
+            if isinstance(by_id, dict):
+                seen.update(f"{device_type}:{device_id}" for device_id in by_id)
+        return sorted(seen)
+
+    def percent(self, value: float) -> float:
+        """Share of the whole capture's total, also in a filtered subset."""
+        total = self.total if self.reference_total is None else self.reference_total
+        return 100.0 * value / total if total else 0.0
+
+    def filtered(self, include: re.Pattern | None = None, exclude: re.Pattern | None = None) -> Profile:
+        """The capture without excluded names (and their subtrees), keeping only included names with their
+        ancestors and descendants. Totals are recomputed; percentages stay shares of the whole capture."""
+        names, parents, count = self.names, self.parents, self.node_count
+        keep = [True] * count
+        if exclude is not None:
+            keep = [node == 0 or not exclude.search(names[node]) for node in range(count)]
+        if include is not None:
+            hit = [node > 0 and bool(include.search(names[node])) for node in range(count)]
+            below_hit = list(hit)
+            for node in range(1, count):
+                below_hit[node] = below_hit[node] or below_hit[parents[node]]
+            above_hit = list(hit)
+            for node in range(count - 1, 0, -1):
+                if above_hit[node]:
+                    above_hit[parents[node]] = True
+            keep = [k and (b or a) for k, b, a in zip(keep, below_hit, above_hit)]
+        return self if all(keep) else self.subset(keep)
+
+    def shown(self, min_percent: float = 0.0, max_depth: int | None = None) -> list[bool]:
+        """Which nodes a display shows: at most max_depth deep and at least min_percent of the total.
+        Hiding a row changes no number: a scope keeps the time of the kernels it hides."""
+        return [
+            node == 0 or ((max_depth is None or depth <= max_depth) and self.percent(value) >= min_percent)
+            for node, (depth, value) in enumerate(zip(self.depths, self.inclusive))
+        ]
+
+    def subset(self, keep: list[bool]) -> Profile:
+        """A new profile of the kept nodes (ROOT is always kept), with inclusive values recomputed."""
+        new_id = [-1] * self.node_count
+        picked = []
+        for node in range(self.node_count):
+            parent = self.parents[node]
+            if node == 0 or (keep[node] and new_id[parent] >= 0):
+                new_id[node] = len(picked)
+                picked.append(node)
+        children: list[list[int]] = [[] for _ in picked]
+        for node in picked[1:]:
+            children[new_id[self.parents[node]]].append(new_id[node])
+        return _with_inclusive(
+            Profile(
+                path=self.path,
+                names=[self.names[i] for i in picked],
+                parents=[new_id[self.parents[i]] if i else -1 for i in picked],
+                children=children,
+                depths=[self.depths[i] for i in picked],
+                metrics=[self.metrics[i] for i in picked],
+                own=[self.own[i] for i in picked],
+                has_own=[self.has_own[i] for i in picked],
+                is_kernel=[],
+                devices=[self.devices[i] for i in picked],
+                unit=self.unit,
+                own_launches=[self.own_launches[i] for i in picked],
+                own_bytes=[self.own_bytes[i] for i in picked],
+                device_info=self.device_info,
+                hidden_internal=self.hidden_internal,
+                reference_total=self.total if self.reference_total is None else self.reference_total,
+            )
+        )
+
+    def peak_bytes_per_s(self, device: str) -> float | None:
+        """Peak memory bandwidth of one device from device_info, or None when the capture does not say."""
+        device_type, _, device_id = device.partition(":")
+        spec = self.device_info.get(device_type, {}).get(device_id)
+        if not isinstance(spec, dict):
+            return None
+        bus_width, mem_clock_khz = spec.get("bus_width"), spec.get("memory_clock_rate")
+        if _is_number(bus_width) and _is_number(mem_clock_khz) and bus_width > 0 and mem_clock_khz > 0:
+            return 2.0 * bus_width * mem_clock_khz * 1e3 / 8.0
+        return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
+
+    def gbps(self, node: int) -> float | None:
+        """Achieved GB/s of a kernel (its bytes over its time); None for scopes, whose time may include kernels
+        that declared no bytes, and where bytes or time are missing."""
+        if self.unit != "ns" or not self.has_own[node] or not self.bytes[node] or not self.inclusive[node]:
+            return None
+        return self.bytes[node] / self.inclusive[node]
+
+    def peak_percent(self, node: int) -> float | None:
+        """Achieved bandwidth as a percentage of the node's device peak, or None when unknown."""
+        achieved = self.gbps(node)
+        peak = self.peak_bytes_per_s(self.devices[node]) if achieved and self.devices[node] else None
+        return 100.0 * achieved * 1e9 / peak if peak else None
+
+    def sorted_children(self, node: int, key: str = "time") -> list[int]:
+        """Children of a node in display order: by inclusive value (largest first), launches, avg or name."""
+        kids = self.children[node]
+        if key == "name":
+            return sorted(kids, key=lambda c: (self.names[c], c))
+        if key == "launches":
+            return sorted(kids, key=lambda c: (-self.launches[c], -self.inclusive[c], self.names[c], c))
+        if key == "avg":
+            return sorted(kids, key=lambda c: (-self.avg(c), -self.inclusive[c], self.names[c], c))
+        return sorted(kids, key=lambda c: (-self.inclusive[c], self.names[c], c))
+
+    def avg(self, node: int) -> float:
+        launches = self.launches[node]
+        return self.inclusive[node] / launches if launches else 0.0
+
+    def path_of(self, node: int) -> str:
+        """The node's names from the top level down, joined by ' / '."""
+        names = []
+        while node > 0:
+            names.append(self.names[node])
+            node = self.parents[node]
+        return " / ".join(reversed(names)) or "ROOT"
+
+    def metrics_summary(self) -> dict:
+        """The keys downstream tools already read from a Proton run."""
+        kernels = self.kernel_stats()
+        to_ms = 1e-6 if self.unit == "ns" else None
+        return {
+            "proton_kernel_count": self.kernel_launches,
+            "proton_gpu_time_ms": self.total * to_ms if to_ms else None,
+            "proton_top_kernel_ms": kernels[0].value * to_ms if kernels and to_ms else None,
+            "proton_top_kernels": [k.name for k in kernels[:5]],
+            "proton_artifact_dir": str(self.path.resolve().parent),
+        }
+
+
+def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
+    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason."""
+    path = Path(path)
+    document = _parse(path, _read(path))
+    if not isinstance(document, list) or len(document) != 2:
+        raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
+    tree, device_info = document
+    if not isinstance(device_info, dict):
+        raise CaptureError(f"{path}: not a Proton capture: device_info (the list's second element) is not an object")
+    try:
+        return _index(path, tree, device_info, show_internal)
+    except _NodeError as error:
+        raise CaptureError(f"{path}: {error}") from None
+
+
+def _read(path: Path) -> bytes:
+    if not path.exists():
+        raise CaptureError(f"{path}: no such file")
+    if path.is_dir():
+        raise CaptureError(f"{path}: is a directory, not a .hatchet file")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
+    if not data.strip():
+        raise CaptureError(f"{path}: empty file")
+    if b"\x00" in data[:65536] or data[:1] in (b"\x92", b"\x93"):
+        raise CaptureError(f"{path}: binary data, not a JSON .hatchet capture")
+    return data
+
+
+def _parse(path: Path, data: bytes):
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        if "depth limit" in str(error) or "recursion" in str(error):  # orjson stops at 1,024 levels
+            return _parse_deep(path, data)
+        if error.pos >= len(data.rstrip()):
+            raise CaptureError(f"{path}: truncated: the JSON ends early (line {error.lineno})") from None
+        if re.match(rb"-?(NaN|Infinity)", data[error.pos : error.pos + 9]):
+            raise CaptureError(f"{path}: metric value is NaN or Infinity at line {error.lineno}") from None
+        raise CaptureError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+
+
+def _parse_deep(path: Path, data: bytes):
+    """Parse JSON nested deeper than orjson allows (deep python-context stacks).
+
+    The pure-Python scanner recurses in Python frames only, so a raised recursion limit on a thread with a large
+    stack copes with any depth that fits in memory.
+    """
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    outcome: dict = {}
+
+    def parse() -> None:
+        try:
+            outcome["value"] = decoder.decode(data.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError) as error:
+            outcome["error"] = error
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(max(old_limit, 2_000_000))
+    threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=parse, name="deep-json")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if "error" in outcome:
+        raise CaptureError(f"{path}: not valid JSON: {outcome['error']}")
+    return outcome["value"]
+
+
+class _NodeError(Exception):
+    pass
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_metrics(metrics: dict) -> None:
+    for key, value in metrics.items():
+        if key in DEVICE_ID_KEYS or key in DEVICE_TYPE_KEYS:
+            if not isinstance(value, (str, int)) or isinstance(value, bool):
+                raise _NodeError(f"metric {key!r} is {value!r}, not a device name")
+        elif _is_number(value):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _NodeError(f"metric {key!r} is {value!r}, not a finite number")
+        elif not (isinstance(value, list) and all(_is_number(v) for v in value)):
+            raise _NodeError(f"metric {key!r} is {value!r}, not a number")
+
+
+def _own_value(metrics: dict) -> tuple[float | None, float | None]:
+    """The node's own time in ns and own cycles, each None when absent."""
+    time_ns = cycles = None
+    for key, value in metrics.items():
+        unit = TIME_KEY.match(key)
+        if unit:
+            time_ns = value * NS_PER_UNIT[unit.group(1).lower()]
+    if CYCLES_KEY in metrics:
+        cycles = float(metrics[CYCLES_KEY])
+    for value in (time_ns, cycles):
+        if value is not None and value < 0:
+            raise _NodeError(f"negative time or cycles {value!r}")
+    return time_ns, cycles
+
+
+def _first(metrics: dict, keys: tuple[str, ...]):
+    for key in keys:
+        if key in metrics:
+            return metrics[key]
+    return None
+
+
+def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
+    names: list[str] = []
+    parents: list[int] = []
+    children: list[list[int]] = []
+    depths: list[int] = []
+    metrics_of: list[dict] = []
+    time_own: list[float | None] = []
+    cycles_own: list[float | None] = []
+    counts: list[int] = []
+    devices: list[str] = []
+    node_bytes: list[float] = []
+    hidden = 0
+    stack = [(tree, -1, 0)]
+    while stack:
+        node, parent, depth = stack.pop()
+        where = f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
+        if not isinstance(node, dict):
+            raise _NodeError(f"{where} is {type(node).__name__}, not an object")
+        frame, metrics, kids = node.get("frame"), node.get("metrics", {}), node.get("children", [])
+        name = frame.get("name") if isinstance(frame, dict) else None
+        if not isinstance(name, str):
+            raise _NodeError(f"{where} has no frame name")
+        if not isinstance(metrics, dict) or not isinstance(kids, list):
+            raise _NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
+        if not show_internal and name.startswith(INTERNAL_PREFIX):
+            hidden += 1 + _count_nodes(kids)
+            continue
+        try:
+            _check_metrics(metrics)
+            time_ns, cycles = _own_value(metrics) if parent >= 0 else (None, None)
+        except _NodeError as error:
+            raise _NodeError(f"node {name!r}: {error}") from None
+        node_id = len(names)
+        names.append(name)
+        parents.append(parent)
+        children.append([])
+        depths.append(depth)
+        metrics_of.append(metrics)
+        time_own.append(time_ns)
+        cycles_own.append(cycles)
+        count = _first(metrics, COUNT_KEYS) if parent >= 0 else None
+        counts.append(int(count) if _is_number(count) else 0)
+        device_id = _first(metrics, DEVICE_ID_KEYS)
+        devices.append(f"{_first(metrics, DEVICE_TYPE_KEYS) or 'GPU'}:{device_id}" if device_id is not None else "")
+        node_bytes.append(float(metrics.get("bytes", 0.0)) if _is_number(metrics.get("bytes")) else 0.0)
+        if parent >= 0:
+            children[parent].append(node_id)
+        for kid in reversed(kids):
+            stack.append((kid, node_id, depth + 1))
+    if not names:
+        raise _NodeError("the tree's root is an internal Proton frame")
+
+    unit = "ns" if any(v is not None for v in time_own) else "cycles"
+    own = time_own if unit == "ns" else cycles_own
+    return _with_inclusive(
+        Profile(
+            path=path,
+            names=names,
+            parents=parents,
+            children=children,
+            depths=depths,
+            metrics=metrics_of,
+            own=[v or 0.0 for v in own],
+            has_own=[v is not None for v in own],
+            is_kernel=[],
+            devices=devices,
+            unit=unit,
+            own_launches=counts,
+            own_bytes=node_bytes,
+            device_info=device_info,
+            hidden_internal=hidden,
+        )
+    )
+
+
+def _count_nodes(kids: list) -> int:
+    total, stack = 0, list(kids)
+    while stack:
+        node = stack.pop()
+        total += 1
+        if isinstance(node, dict) and isinstance(node.get("children"), list):
+            stack.extend(node["children"])
+    return total
+
+
+def _with_inclusive(profile: Profile) -> Profile:
+    """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children."""
+    has_own, parents = profile.has_own, profile.parents
+    inclusive = list(profile.own)
+    # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
+    launches = [n if own else 0 for n, own in zip(profile.own_launches, has_own)]
+    node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
+    for node in range(profile.node_count - 1, 0, -1):
+        parent = parents[node]
+        if not has_own[parent]:
+            inclusive[parent] += inclusive[node]
+            launches[parent] += launches[node]
+            node_bytes[parent] += node_bytes[node]
+    under_own = [False] * profile.node_count
+    for node in range(1, profile.node_count):
+        parent = parents[node]
+        under_own[node] = under_own[parent] or has_own[parent]
+    profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
+    profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
+    profile._kernel_stats = None
+    return profile

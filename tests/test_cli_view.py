@@ -1,0 +1,120 @@
+"""`proton-tui view` through the installed console script: text, JSON, CSV and one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import capture_path, kernel, scope
+from tests.test_hatchet import BAD_INPUTS
+
+CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_piped_view_prints_the_tree():
+    result = run_cli("view", str(capture_path("vecadd_auto")))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("vecadd_auto.hatchet  GPU time 67.33 µs  26 launches  5 kernels")
+    add_row = next(line for line in lines if line.endswith("├─ add_kernel"))
+    assert add_row.split()[:5] == ["46.11", "µs", "68.5%", "20", "2.31"]
+
+
+def test_plain_depth_threshold_include_exclude():
+    gpt2 = str(capture_path("gpt2_shadow"))
+    top = run_cli("view", gpt2, "--plain", "--depth", "2").stdout
+    assert "backward" in top and "cutlass" not in top
+    big = run_cli("view", gpt2, "--threshold", "9").stdout
+    assert "sm80_xmma_gemm" in big and "reduce_kernel" not in big
+    forward = run_cli("view", gpt2, "--include", "^forward$").stdout
+    assert "forward" in forward and "backward" not in forward and "optimizer" not in forward
+    no_gemm = run_cli("view", gpt2, "--exclude", "gemm|cutlass").stdout
+    assert "gemm" not in no_gemm and "cutlass" not in no_gemm and "layer_norm" in no_gemm
+
+
+def test_json_has_metrics_and_kernel_summary():
+    result = run_cli("view", str(capture_path("vecadd_hook")), "--json")
+    document = json.loads(result.stdout)
+    assert document["metrics_summary"]["proton_kernel_count"] == 56
+    assert document["metrics_summary"]["proton_top_kernels"][0] == "add_kernel<n=268435456>"
+    top = document["kernels"][0]
+    assert top["launches"] == 50 and top["gbps"] == pytest.approx(4400.4, abs=0.1)
+
+
+def test_csv_is_the_kernel_summary():
+    rows = list(csv.DictReader(io.StringIO(run_cli("view", str(capture_path("gpt2_shadow")), "--csv").stdout)))
+    assert len(rows) == 50
+    assert sum(int(row["launches"]) for row in rows) == 1439
+    times = [float(row["time_ns"]) for row in rows]
+    assert times == sorted(times, reverse=True)
+
+
+def test_empty_capture_is_said_plainly():
+    result = run_cli("view", str(capture_path("vecadd_instr")))
+    assert result.returncode == 0
+    assert result.stdout.strip() == "vecadd_instr.hatchet: Proton recorded no kernels"
+
+
+def test_markup_like_kernel_name_is_printed_as_written(write_capture):
+    name = "[bold red]x[/]"
+    path = write_capture([scope("ROOT", kernel(name, 100)), {}])
+    assert f"└─ {name}" in run_cli("view", str(path)).stdout
+    assert name in run_cli("view", str(path), "--kernels").stdout
+
+
+@pytest.mark.parametrize("case", ["empty", "truncated", "not json", "binary", "dict", "string metric", "nan metric"])
+def test_bad_input_one_line_exit_2_no_traceback(case, write_capture):
+    path = write_capture(BAD_INPUTS[case][0], name="bad.hatchet")
+    result = run_cli("view", str(path))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and str(path) in result.stderr and BAD_INPUTS[case][1] in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["view", "/nonexistent/x.hatchet"], "/nonexistent/x.hatchet: no such file"),
+        (["view", "."], "is a directory"),
+        (["view", "FIXTURE", "--include", "("], "--include '(' is not a valid regular expression"),
+        (["view", "FIXTURE", "--depth", "-1"], "--depth"),
+        (["view", "FIXTURE", "--json", "--csv"], "exclusive"),
+        (["view", "FIXTURE", "--bogus"], "--bogus"),
+        (["view"], "Missing argument"),
+    ],
+)
+def test_bad_flags_one_line_exit_2(args, fragment):
+    args = [str(capture_path("vecadd_auto")) if a == "FIXTURE" else a for a in args]
+    result = run_cli(*args)
+    assert result.returncode == 2 and fragment in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_help_is_fast_and_does_not_import_textual():
+    started = time.perf_counter()
+    result = run_cli("--help")
+    assert result.returncode == 0 and "view" in result.stdout
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys, proton_tui.cli; print('textual' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+    )
+    assert probe.stdout.strip() == "False"
+    assert time.perf_counter() - started < 30  # a sanity bound, not a benchmark (benchmarks/ measures speed)
+
+
+def test_broken_pipe_is_quiet():
+    command = f"{CLI} view {capture_path('gpt2_shadow')} | head -1"
+    result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
+    assert result.stdout.startswith("gpt2_shadow.hatchet") and "Traceback" not in result.stderr

@@ -1,0 +1,214 @@
+"""The profile model on real H200 captures and on hand-shaped edge cases."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from proton_tui.hatchet import CaptureError, load_profile
+from tests.conftest import capture_path, kernel, scope
+
+H200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6016, "clock_rate": 1980000, "memory_clock_rate": 3201000, "num_sms": 132}}}
+
+
+def node_named(profile, name):
+    return next(i for i in range(profile.node_count) if profile.names[i] == name)
+
+
+def test_vecadd_auto_add_kernel_is_20_launches_and_46112_ns():
+    profile = load_profile(capture_path("vecadd_auto"))
+    add = node_named(profile, "add_kernel")
+    assert (profile.inclusive[add], profile.launches[add]) == (46112, 20)
+    assert profile.total == 46112 + 8736 + 5568 + 4864 + 2048
+    assert profile.kernel_launches == 26
+    assert len(profile.kernel_stats()) == 5
+    assert profile.device_names() == ["CUDA:0"]
+
+
+def test_root_hint_metrics_do_not_count():
+    profile = load_profile(capture_path("vecadd_hook"))  # ROOT carries {"bytes": 0, "count": 0, "time (ns)": 0}
+    assert not profile.has_own[0]
+    assert profile.total == pytest.approx(39661509)
+
+
+def test_vecadd_hook_bandwidth_is_4_40_tbps_and_91_percent_of_peak():
+    profile = load_profile(capture_path("vecadd_hook"))
+    add = node_named(profile, "add_kernel<n=268435456>")
+    assert profile.gbps(add) == pytest.approx(4400.4, abs=0.1)
+    assert profile.peak_bytes_per_s("CUDA:0") == pytest.approx(4814.3e9, rel=1e-4)
+    assert profile.peak_percent(add) == pytest.approx(91.4, abs=0.05)
+    assert profile.gbps(0) is None  # ROOT's time includes torch kernels that declared no bytes
+
+
+def test_vecadd_instr_is_empty():
+    profile = load_profile(capture_path("vecadd_instr"))
+    assert profile.is_empty and profile.node_count == 1 and profile.total == 0
+    assert profile.metrics_summary()["proton_kernel_count"] == 0
+
+
+def test_multigpu_scopes_and_devices():
+    profile = load_profile(capture_path("multigpu"))
+    top = [profile.names[c] for c in profile.children[0]]
+    assert {"gpu0", "gpu1"} <= set(top)
+    gpu0, gpu1 = node_named(profile, "gpu0"), node_named(profile, "gpu1")
+    assert profile.devices[profile.children[gpu0][0]] == "CUDA:0"
+    assert profile.devices[profile.children[gpu1][0]] == "CUDA:1"
+    assert profile.inclusive[gpu0] == 478302 and profile.inclusive[gpu1] == 479487
+    assert profile.device_names() == ["CUDA:0", "CUDA:1"]
+    # device_info lists only GPU 1 (Proton 3.6's bug): no peak is invented for GPU 0.
+    assert profile.peak_bytes_per_s("CUDA:0") is None and profile.peak_bytes_per_s("CUDA:1") > 0
+
+
+def test_gpt2_shadow_has_61_nodes_and_scopes_sum_their_kernels():
+    profile = load_profile(capture_path("gpt2_shadow"))
+    assert profile.node_count == 61
+    step = node_named(profile, "step")
+    parts = [node_named(profile, n) for n in ("forward", "backward", "optimizer")]
+    assert profile.inclusive[step] == sum(profile.inclusive[p] for p in parts)
+    assert profile.launches[step] == sum(profile.launches[p] for p in parts) == profile.kernel_launches
+
+
+def test_metrics_summary_keys_and_values():
+    profile = load_profile(capture_path("vecadd_auto"))
+    summary = profile.metrics_summary()
+    assert summary["proton_kernel_count"] == 26
+    assert summary["proton_gpu_time_ms"] == pytest.approx(0.067328)
+    assert summary["proton_top_kernel_ms"] == pytest.approx(0.046112)
+    assert summary["proton_top_kernels"][0] == "add_kernel" and len(summary["proton_top_kernels"]) == 5
+    assert summary["proton_artifact_dir"] == str(capture_path("vecadd_auto").resolve().parent)
+
+
+def test_kernel_summary_groups_one_name_across_scopes():
+    profile = load_profile(capture_path("multigpu"))
+    add = next(k for k in profile.kernel_stats() if k.name == "add_kernel")
+    assert (add.value, add.launches, add.devices) == (478302 + 479487, 20, ("CUDA:0", "CUDA:1"))
+
+
+def test_old_metric_spelling_and_other_time_units(write_capture):
+    old = {"frame": {"name": "k", "type": "function"}, "children": [],
+           "metrics": {"Time (ns)": 1000, "Count": 4, "DeviceId": "0", "DeviceType": "CUDA"}}
+    in_us = {"frame": {"name": "u", "type": "function"}, "children": [],
+             "metrics": {"time (us)": 2.5, "count": 1, "device_id": "0", "device_type": "CUDA"}}
+    profile = load_profile(write_capture([scope("ROOT", old, in_us), H200]))
+    assert profile.total == 3500 and profile.kernel_launches == 5
+    assert profile.devices[1:] == ["CUDA:0", "CUDA:0"]
+
+
+def test_node_with_own_time_keeps_it_over_its_children(write_capture):
+    region = lambda name, cycles: {"frame": {"name": name}, "children": [], "metrics": {"cycles": cycles}}
+    instrumented = {"frame": {"name": "add_instr"}, "metrics": {"cycles": 900, "count": 1},
+                    "children": [region("load_x", 300), region("load_y", 400)]}
+    profile = load_profile(write_capture([scope("ROOT", instrumented), {}]))
+    assert profile.unit == "cycles"
+    assert profile.total == 900  # not 900 + 700
+    assert [k.name for k in profile.kernel_stats()] == ["add_instr"]  # regions are not kernels
+
+
+def test_scope_metrics_are_not_double_counted(write_capture):
+    tree = scope("ROOT", scope("layer", kernel("k", 100, bytes=1000), bytes=5000, count=7))
+    profile = load_profile(write_capture([tree, H200]))
+    layer = node_named(profile, "layer")
+    assert (profile.launches[layer], profile.bytes[layer]) == (1, 1000)
+
+
+def test_internal_launch_metadata_frames_hidden_by_default(write_capture):
+    tree = scope("ROOT", kernel("add_kernel", 100), scope("__proton_launch_metadata", kernel("fill", 7)))
+    path = write_capture([tree, H200])
+    hidden = load_profile(path)
+    assert hidden.names == ["ROOT", "add_kernel"] and hidden.total == 100 and hidden.hidden_internal == 2
+    shown = load_profile(path, show_internal=True)
+    assert shown.total == 107
+
+
+def test_deep_chain_beyond_orjson_limit_loads(write_capture):
+    depth = 5000  # a python-context stack this deep nests JSON 10,000 levels; orjson stops at 1,024
+    opening = "".join(f'{{"frame":{{"name":"frame{level}"}},"metrics":{{}},"children":[' for level in range(depth))
+    text = f'[{{"frame":{{"name":"ROOT"}},"metrics":{{}},"children":[{opening}{json.dumps(kernel("leaf", 42))}'
+    text += "]}" * depth + "]}, {}]"
+    profile = load_profile(write_capture(text.encode()))
+    assert profile.node_count == depth + 2
+    assert max(profile.depths) == depth + 1
+    assert profile.total == 42 and profile.inclusive[1] == 42
+
+
+def test_filtered_recomputes_totals_and_keeps_ancestors():
+    profile = load_profile(capture_path("gpt2_shadow"))
+    forward = profile.filtered(include=re.compile("^forward$"))
+    assert {profile.names[0], "step", "forward"} <= set(forward.names)
+    assert "backward" not in forward.names
+    assert forward.total == profile.inclusive[node_named(profile, "forward")]
+    assert forward.percent(forward.total) == pytest.approx(100 * forward.total / profile.total)
+    no_gemm = profile.filtered(exclude=re.compile("gemm"))
+    assert all("gemm" not in name for name in no_gemm.names)
+    assert no_gemm.total < profile.total
+
+
+def test_shown_hides_rows_without_changing_numbers():
+    profile = load_profile(capture_path("gpt2_shadow"))
+    assert [profile.names[n] for n, show in enumerate(profile.shown(max_depth=1)) if show] == ["ROOT", "step"]
+    big = profile.shown(min_percent=5.0)
+    assert all(profile.percent(profile.inclusive[n]) >= 5.0 for n in range(1, profile.node_count) if big[n])
+    assert not all(big) and profile.total == 31097204
+
+
+def test_sorted_children_orders():
+    profile = load_profile(capture_path("vecadd_auto"))
+    by_time = [profile.names[c] for c in profile.sorted_children(0)]
+    assert by_time[0] == "add_kernel"
+    times = [profile.inclusive[c] for c in profile.sorted_children(0)]
+    assert times == sorted(times, reverse=True)
+    by_launches = [profile.launches[c] for c in profile.sorted_children(0, "launches")]
+    assert by_launches == sorted(by_launches, reverse=True)
+    by_name = [profile.names[c] for c in profile.sorted_children(0, "name")]
+    assert by_name == sorted(by_name)
+
+
+BAD_INPUTS = {
+    "empty": (b"", "empty file"),
+    "whitespace": (b"\n  \n", "empty file"),
+    "truncated": (capture_path("vecadd_auto").read_bytes()[:700], "truncated"),
+    "not json": (b"hello world\n", "not valid JSON"),
+    "binary": (bytes(range(256)) * 4, "binary data"),
+    "msgpack": (b"\x92\x83\xa8children\x90", "binary data"),
+    "dict": (b'{"frame": {"name": "ROOT"}}', "expected a JSON list [tree, device_info]"),
+    "three elements": (b"[{}, {}, {}]", "expected a JSON list [tree, device_info]"),
+    "device info list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, []]', "device_info"),
+    "node not object": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [3]}, {}]', "not an object"),
+    "no frame name": (b'[{"frame": {}, "metrics": {}, "children": []}, {}]', "no frame name"),
+    "children not list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}, {}]', "'children' a list"),
+    "string metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": "fast"}, "children": []}]}, {}]',
+        "node 'k': metric 'time (ns)' is 'fast', not a number",
+    ),
+    "nan metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": NaN}, "children": []}]}, {}]',
+        "NaN or Infinity",
+    ),
+    "negative time": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": -5}, "children": []}]}, {}]',
+        "negative",
+    ),
+    "bool metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"count": true}, "children": []}]}, {}]',
+        "not a number",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_raises_one_line_error_naming_the_file(case, write_capture):
+    content, expected = BAD_INPUTS[case]
+    path = write_capture(content, name="bad.hatchet")
+    with pytest.raises(CaptureError) as error:
+        load_profile(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: ") and expected in message and "\n" not in message
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(CaptureError, match="no such file"):
+        load_profile(tmp_path / "absent.hatchet")
+    with pytest.raises(CaptureError, match="is a directory"):
+        load_profile(tmp_path)

@@ -1,0 +1,110 @@
+"""The viewer driven through Textual's pilot on real captures."""
+
+from __future__ import annotations
+
+from proton_tui.hatchet import load_profile
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.profile_table import ProfileTable, fit
+from proton_tui.tui.screens import HelpScreen
+from tests.conftest import capture_path, kernel, scope
+
+SIZE = (120, 36)
+
+
+
+def visible_names(table: ProfileTable) -> list[str]:
+    return [table.profile.names[node] for node in table.rows]
+
+
+async def test_expand_collapse_and_all():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        assert visible_names(table) == ["ROOT", "step", "backward", "forward", "optimizer"]
+        await pilot.press("down", "down", "enter")  # open "backward"
+        assert len(table.rows) == 5 + len(table.profile.children[table.rows[2]]) == 5 + 26
+        assert table.profile.names[table.rows[3]].startswith("sm80_xmma_gemm")  # largest child first
+        await pilot.press("enter")
+        assert len(table.rows) == 5
+        await pilot.press("e")
+        assert len(table.rows) == table.profile.node_count
+        await pilot.press("c")  # everything closed but the top level
+        assert visible_names(table) == ["ROOT", "step"]
+        await pilot.press("right", "right")  # ROOT is open: move to step; step is closed: open it
+        assert table.cursor == 1 and "backward" in visible_names(table)
+        await pilot.press("left")  # close step
+        assert visible_names(table) == ["ROOT", "step"]
+        await pilot.press("left")  # on a closed node: go to the parent
+        assert table.cursor == 0
+
+
+async def test_summary_toggle_and_sort():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("k")
+        stats = table.profile.kernel_stats()
+        assert table.show_kernels and len(table.rows) == len(stats) == 50
+        values = [stats[i].value for i in table.rows]
+        assert values == sorted(values, reverse=True)
+        await pilot.press("s")  # by launches
+        launches = [stats[i].launches for i in table.rows]
+        assert table.sort_key == "launches" and launches == sorted(launches, reverse=True)
+        assert "▼launches" in table.header_text(120)
+        await pilot.press("s", "s")  # avg, then name
+        assert table.sort_key == "name"
+        names = [stats[i].name for i in table.rows]
+        assert names == sorted(names)
+        await pilot.press("k")
+        assert not table.show_kernels and table.profile.names[table.rows[0]] == "ROOT"
+        await pilot.press("e")
+        step_children = [table.profile.names[n] for n in table.rows if table.profile.parents[n] == 1]
+        assert step_children == ["backward", "forward", "optimizer"]  # sorted by name now
+
+
+async def test_detail_shows_the_full_name_of_a_cut_row():
+    app = ProtonApp(load_profile(capture_path("vecadd_auto")))
+    async with app.run_test(size=(80, 20)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("down", "down")  # the distribution kernel, 300+ characters
+        node = table.rows[2]
+        full = table.profile.names[node]
+        assert len(full) > 200 and "…" in table.row_text(2, 80)
+        detail = str(app.screen.query_one("#detail").render())
+        assert full in detail.replace("\n", "") and "8.74 µs" in detail
+
+
+async def test_markup_name_shown_as_written(write_capture):
+    name = "[bold red]x[/]"
+    app = ProtonApp(load_profile(write_capture([scope("ROOT", kernel(name, 100)), {}])))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("down")
+        table = app.screen.query_one(ProfileTable)
+        assert name in table.row_text(1, 120)
+        assert name in "".join(seg.text for seg in table.render_line(2))
+        assert name in str(app.screen.query_one("#detail").render())
+
+
+async def test_empty_capture_says_no_kernels():
+    app = ProtonApp(load_profile(capture_path("vecadd_instr")))
+    async with app.run_test(size=SIZE):
+        assert not app.screen.query(ProfileTable)
+        assert "Proton recorded no kernels" in str(app.screen.query_one("#summary").render())
+
+
+async def test_help_lists_the_keys_and_closes():
+    app = ProtonApp(load_profile(capture_path("vecadd_auto")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        listed = dict((action, key) for key, action in app.screen.keys)
+        for action in ("Expand all", "Collapse all", "Kernels/tree", "Sort", "Quit", "Help"):
+            assert action in listed
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+def test_fit_cuts_with_an_ellipsis_and_pads():
+    assert fit("abcdef", 4) == "abc…" and fit("ab", 4) == "ab  "
