@@ -10,6 +10,8 @@ from typing import Annotated, NoReturn, Optional
 import typer
 from typer._click.exceptions import ClickException
 
+from .cli_run import register as register_run
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
@@ -85,6 +87,9 @@ def view(
         from .tui.app import ProtonApp
 
         ProtonApp(profile=shown).run()
+
+
+register_run(app)
 
 
 def main() -> None:

@@ -1,13 +1,55 @@
-"""The Textual application."""
+"""The Textual application: launcher, runs, and the capture viewer."""
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
-from textual.app import App
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
 
-from ..hatchet import Profile
+from ..capture.session import RunResult
+from ..hatchet import Profile, load_profile
+from .launch_screen import LaunchScreen
+from .run_screen import RunScreen
 from .screens import HelpScreen, ProfileScreen
+
+
+def sample_capture() -> Path:
+    """The capture shipped in the package: vecadd with Proton's triton hook on an H200 (Triton 3.6.0)."""
+    return Path(str(files("proton_tui") / "data" / "sample.hatchet"))
+
+
+def run_label(number: int, run: RunResult) -> str:
+    record = run.record
+    params = record["params"]
+    return (
+        f"{number:>2}. {record['started_at'][11:]}  {run.verdict.outcome.value:<18} size={params['size']} "
+        f"iters={params['iters']} backend={record['backend_requested']}→{record['backend_resolved']}  {run.run_dir}"
+    )
+
+
+class RunsScreen(Screen):
+    """This session's runs, newest last; Enter reopens one."""
+
+    BINDINGS = [Binding("escape,b", "dismiss", "Back"), Binding("f1", "app.help", "Help")]
+
+    def compose(self) -> ComposeResult:
+        runs = self.app.runs
+        yield Static(Text(f"{len(runs)} run(s) this session" if runs else "No run yet this session."), id="summary")
+        yield OptionList(*[Option(Text(run_label(i + 1, run)), id=str(i)) for i, run in enumerate(runs)])
+        yield Footer()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        run = self.app.runs[int(event.option.id)]
+        if run.profile is not None and not run.profile.is_empty:
+            self.app.push_screen(ProfileScreen(run.profile, run=run))
+        else:
+            self.app.push_screen(RunScreen(finished=run))
 
 
 class ProtonApp(App):
@@ -15,14 +57,42 @@ class ProtonApp(App):
 
     CSS_PATH = Path(__file__).with_name("proton_tui.tcss")
     TITLE = "proton-tui"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, profile: Profile | None = None) -> None:
+    def __init__(self, profile: Profile | None = None, python: str | None = None) -> None:
         super().__init__()
         self.profile = profile
+        self.python = python
+        self.runs: list[RunResult] = []
 
     def on_mount(self) -> None:
-        if self.profile is not None:
-            self.push_screen(ProfileScreen(self.profile))
+        self.push_screen(ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python))
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New capture", "Open the launch form", self.action_new_capture)
+        yield SystemCommand("Open sample capture", "vecadd on an H200, shipped with proton-tui", self.action_open_sample)
+        yield SystemCommand("Runs of this session", "List and reopen this session's runs", self.action_show_runs)
+        yield SystemCommand("Keys", "Every key of this screen", self.action_help)
+
+    def record_run(self, run: RunResult) -> None:
+        self.runs.append(run)
+
+    def on_launch_screen_run_requested(self, message: LaunchScreen.RunRequested) -> None:
+        self.push_screen(RunScreen(message.params))
+
+    def action_new_capture(self) -> None:
+        if not any(isinstance(screen, LaunchScreen) for screen in self.screen_stack):
+            self.push_screen(LaunchScreen(self.python))
+        else:
+            while not isinstance(self.screen, LaunchScreen):
+                self.pop_screen()
+
+    def action_open_sample(self) -> None:
+        self.push_screen(ProfileScreen(load_profile(sample_capture())))
+
+    def action_show_runs(self) -> None:
+        self.push_screen(RunsScreen())
 
     def action_help(self) -> None:
         """Show every key of the current screen and its focused widget."""

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
+from ..capture.session import RunResult
 from ..hatchet import Profile
 from ..report import format_gbps, format_percent, format_value, header_line
 from .profile_table import ProfileTable
@@ -21,16 +22,47 @@ EMPTY_EXPLANATION = (
 )
 
 
+def run_banner(run: RunResult) -> str:
+    """The verdict and what ran: backend requested → resolved, Triton version, device, folder."""
+    record = run.record
+    backend = f"backend {record['backend_requested']} → {record['backend_resolved'] or 'unknown'}"
+    triton = f"Triton {record['interpreter']['triton_version']}"
+    return f"{run.verdict.message}\n{backend}  ·  {triton}  ·  device {record['device']}  ·  {run.run_dir}"
+
+
 class ProfileScreen(Screen):
-    """A capture's header, its kernel-time table and the selected row's full name."""
+    """A capture's header, its kernel-time table and the selected row's full name; with the run that made it."""
 
-    BINDINGS = [Binding("q", "app.quit", "Quit"), Binding("f1,question_mark", "app.help", "Help")]
+    BINDINGS = [
+        Binding("q", "app.quit", "Quit"),
+        Binding("l", "log", "Run log"),
+        Binding("f4", "app.show_runs", "Runs"),
+        Binding("f1,question_mark", "app.help", "Help"),
+    ]
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, run: RunResult | None = None) -> None:
         super().__init__()
-        self.profile = profile
+        self.profile, self.run = profile, run
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return (self.run is not None) or None if action == "log" else True
+
+    def action_log(self) -> None:
+        """Back to the run's output: the run screen underneath, or the run's stdout.log."""
+        from .run_screen import RunScreen
+
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        if isinstance(below, RunScreen) and below.result is self.run:
+            self.app.pop_screen()
+        else:
+            self.app.push_screen(RunScreen(finished=self.run))
 
     def compose(self) -> ComposeResult:
+        if self.run is not None:
+            banner = Static(Text(run_banner(self.run)), id="run-banner")
+            banner.set_class(self.run.verdict.passed, "pass")
+            banner.set_class(not self.run.verdict.passed, "fail")
+            yield banner
         yield Static(Text(header_line(self.profile)), id="summary")
         if self.profile.is_empty:
             yield Static(Text(EMPTY_EXPLANATION), id="empty")

@@ -1,0 +1,120 @@
+"""What a capture run is asked to do, validated before anything runs."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
+CONTEXTS = ("shadow", "python")
+MODES = ("cli", "env")
+MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
+SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+PLAIN_COUNT = re.compile(r"^([0-9]+)([KMG]?)$", re.IGNORECASE)
+POWER_COUNT = re.compile(r"^([0-9]+)\s*(<<|\*\*|\^)\s*([0-9]+)$")
+
+
+class ParamError(ValueError):
+    """A parameter the run cannot take; ``flag`` names the option, the message says why."""
+
+    def __init__(self, flag: str, reason: str):
+        super().__init__(f"{flag}: {reason}")
+        self.flag = flag
+        self.reason = reason
+
+
+def parse_size(text: str | int) -> int:
+    """Element count from ``1048576``, ``1_048_576``, ``1M`` (binary: 2^20), ``2^20``, ``2**20`` or ``1<<20``."""
+    value = _parse_count(str(text).strip().replace("_", ""))
+    if value is None:
+        raise ParamError("--size", f"{text!r} is not a size (try 1048576, 1M, 2^20 or 1<<20)")
+    if not 1 <= value <= MAX_SIZE:
+        raise ParamError("--size", f"{value} is out of range 1..{MAX_SIZE}")
+    return value
+
+
+def _parse_count(text: str) -> int | None:
+    if match := PLAIN_COUNT.match(text):
+        return int(match[1]) * SIZE_SUFFIXES[match[2].upper()]
+    if (match := POWER_COUNT.match(text)) and int(match[3]) <= 64:
+        base, exponent = int(match[1]), int(match[3])
+        return base << exponent if match[2] == "<<" else base**exponent
+    return None
+
+
+def parse_count(flag: str, text: str | int, *, power_of_two: bool = False) -> int:
+    """A positive integer option (``--iters``, ``--block-size``), optionally a power of two."""
+    value = _parse_count(str(text).strip().replace("_", ""))
+    if value is None or value < 1:
+        raise ParamError(flag, f"{text!r} is not a positive integer")
+    if power_of_two and value & (value - 1):
+        raise ParamError(flag, f"{value} is not a power of two (tl.arange requires one)")
+    return value
+
+
+def parse_device(text: str | int) -> str | int:
+    """``auto``, ``cpu`` (the Triton interpreter) or a GPU index."""
+    value = str(text).strip().lower()
+    if value in ("auto", "cpu"):
+        return value
+    if value.isdigit():
+        return int(value)
+    raise ParamError("--device", f"{text!r} is not auto, cpu or a GPU index")
+
+
+def parse_timeout(text: str | float | None) -> float | None:
+    """Seconds, or None / 0 for no limit."""
+    if text is None or str(text).strip() in ("", "0"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParamError("--timeout", f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise ParamError("--timeout", f"{text!r} must be positive")
+    return value
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """One capture run. Construction validates every field and raises ParamError naming the option."""
+
+    size: int = 2**20
+    iters: int = 20
+    block_size: int = 1024
+    backend: str = "auto"
+    context: str = "shadow"
+    mode: str = "cli"
+    hook: bool = True  # Proton's triton hook: launch_metadata names, bytes and flops
+    python: str = field(default_factory=lambda: sys.executable)  # the workload's interpreter
+    device: str | int = "auto"  # "auto", "cpu" or a GPU index
+    output: Path = Path("proton-runs")
+    name: str = "vecadd"
+    profile: bool = True  # False runs the payload alone
+    timeout: float | None = None
+    inject_bug: bool = False  # test only: the payload's kernel drops the last element
+    payload: Path | None = None  # None: the bundled vecadd.py
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "size", parse_size(self.size))
+        set_(self, "iters", parse_count("--iters", self.iters))
+        set_(self, "block_size", parse_count("--block-size", self.block_size, power_of_two=True))
+        set_(self, "device", parse_device(self.device))
+        set_(self, "timeout", parse_timeout(self.timeout))
+        for flag, value, allowed in (("--backend", self.backend, BACKENDS), ("--context", self.context, CONTEXTS),
+                                     ("--mode", self.mode, MODES)):
+            if value not in allowed:
+                raise ParamError(flag, f"{value!r} is not one of {', '.join(allowed)}")
+        name = self.name.removesuffix(".hatchet")  # Proton appends the suffix itself
+        if not NAME_PATTERN.match(name):
+            raise ParamError("--name", f"{self.name!r} must be letters, digits, '.', '_' or '-'")
+        set_(self, "name", name)
+        if not str(self.python).strip():
+            raise ParamError("--python", "no interpreter given")
+        set_(self, "output", Path(self.output))
+        if self.payload is not None:
+            set_(self, "payload", Path(self.payload))

@@ -1,0 +1,99 @@
+"""Probe the workload's interpreter (not the TUI's): Python, Triton, torch and GPU, asked once and cached."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+
+PROBE_SCRIPT = r"""
+import json, sys
+info = {"executable": sys.executable, "python_version": sys.version.split()[0]}
+try:
+    import triton
+    info["triton_version"] = triton.__version__
+except Exception as error:
+    info["triton_error"] = f"{type(error).__name__}: {error}"
+try:
+    import triton.profiler
+    info["has_proton"] = True
+except Exception:
+    info["has_proton"] = False
+try:
+    import torch
+    info["torch_version"] = torch.__version__
+    if torch.cuda.is_available():
+        info["gpu_vendor"] = "amd" if torch.version.hip else "nvidia"
+        info["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+except Exception as error:
+    info["torch_error"] = f"{type(error).__name__}: {error}"
+print(json.dumps(info))
+"""
+VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+class ProbeError(Exception):
+    """The interpreter could not be run or did not answer; the message is one line."""
+
+
+@dataclass(frozen=True)
+class InterpreterInfo:
+    """What the workload's interpreter has. Versions are None where the module does not import."""
+
+    python: str  # the interpreter as given
+    executable: str = ""
+    python_version: str = ""
+    triton_version: str | None = None
+    triton_error: str | None = None
+    has_proton: bool = False
+    torch_version: str | None = None
+    torch_error: str | None = None
+    gpu_vendor: str | None = None  # "nvidia", "amd", or None when no GPU is visible
+    gpu_names: tuple[str, ...] = ()
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpu_names)
+
+    def triton_at_least(self, version: str) -> bool:
+        """Compare the release part only, so ``3.6.0+git1a2b`` counts as 3.6.0."""
+        return self.triton_version is not None and version_tuple(self.triton_version) >= version_tuple(version)
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    """``3.8.0``, ``3.6.0+git1a2b``, ``3.7`` -> (3, 8, 0); an unparsable version sorts lowest."""
+    match = VERSION_PATTERN.match(version.strip())
+    if not match:
+        return (0, 0, 0)
+    return (int(match[1]), int(match[2]), int(match[3] or 0))
+
+
+_cache: dict[str, InterpreterInfo] = {}
+
+
+def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = False) -> InterpreterInfo:
+    """Run ``python -c PROBE_SCRIPT`` once per interpreter path and cache the answer. Raises ProbeError."""
+    key = os.path.abspath(python) if os.sep in python else python
+    if not refresh and key in _cache:
+        return _cache[key]
+    try:
+        result = subprocess.run([python, "-c", PROBE_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, errors="replace", timeout=timeout)
+    except FileNotFoundError:
+        raise ProbeError(f"interpreter {python!r} not found") from None
+    except PermissionError:
+        raise ProbeError(f"interpreter {python!r} is not executable") from None
+    except subprocess.TimeoutExpired:
+        raise ProbeError(f"interpreter {python!r} did not answer within {timeout:.0f} s") from None
+    answer = result.stdout.strip().splitlines()[-1:] or [""]
+    try:
+        fields = json.loads(answer[0])
+    except json.JSONDecodeError:
+        last_error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
+        raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}") from None
+    fields["gpu_names"] = tuple(fields.get("gpu_names", ()))
+    info = InterpreterInfo(python=python, **fields)
+    _cache[key] = info
+    return info

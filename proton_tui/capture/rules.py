@@ -1,0 +1,114 @@
+"""Which configurations are refused or warned about, each with the reason the user sees before anything runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .params import RunParams
+from .probe import InterpreterInfo
+
+# The first Triton release whose Proton CLI accepts each `-b` choice.
+BACKEND_SINCE = {"cupti": "3.0.0", "roctracer": "3.2.0", "instrumentation": "3.5.0", "rocprofiler": "3.8.0"}
+BACKEND_VENDOR = {"cupti": "nvidia", "roctracer": "amd", "rocprofiler": "amd"}
+VENDOR_VISIBLE_DEVICES = {"nvidia": "CUDA_VISIBLE_DEVICES", "amd": "ROCR_VISIBLE_DEVICES"}
+AMD_FORBIDDEN_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")  # Triton raises ValueError on AMD
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule that fired: ``refuse`` stops the run, ``warn`` is shown and the run goes ahead."""
+
+    level: str  # "refuse" or "warn"
+    message: str
+
+    @property
+    def refuses(self) -> bool:
+        return self.level == "refuse"
+
+
+def resolve_backend(backend: str, info: InterpreterInfo) -> str | None:
+    """What Proton will use: ``auto`` follows Proton's own choice (the capture does not record it)."""
+    if backend != "auto":
+        return backend
+    if info.gpu_vendor == "nvidia":
+        return "cupti"
+    if info.gpu_vendor == "amd":
+        return "rocprofiler" if info.triton_at_least("3.8.0") else "roctracer"
+    return None
+
+
+def under_rocprofv3(environ: Mapping[str, str]) -> bool:
+    """rocprofv3 sets ROCPROF_*/ROCPROFILER_* variables and preloads librocprofiler into the workload."""
+    return (any(key.startswith(("ROCPROF_", "ROCPROFILER_")) for key in environ)
+            or "librocprofiler" in environ.get("LD_PRELOAD", ""))
+
+
+def check_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[str, str] | None = None) -> list[Finding]:
+    """Every rule that applies to this run, refusals first."""
+    environ = os.environ if environ is None else environ
+    found = _environment_rules(params, info) + (_profiler_rules(params, info, environ) if params.profile else [])
+    if info.gpu_vendor == "amd":
+        found += [Finding("warn", f"{var}={environ[var]} is removed for the run: Triton rejects it on AMD and "
+                                  "Proton ignores it; --device pins a GPU through ROCR_VISIBLE_DEVICES")
+                  for var in AMD_FORBIDDEN_VARS if var in environ]
+    return sorted(found, key=lambda finding: not finding.refuses)
+
+
+def _environment_rules(params: RunParams, info: InterpreterInfo) -> list[Finding]:
+    found = []
+    if info.triton_version is None:
+        found.append(Finding("refuse", f"triton does not import in {info.python}: {info.triton_error}; "
+                                       "run with an interpreter that has Triton (--python)"))
+    if info.torch_version is None:
+        found.append(Finding("refuse", f"torch does not import in {info.python}: {info.torch_error}; "
+                                       "the payload needs it (--python)"))
+    if isinstance(params.device, int) and params.device >= info.gpu_count:
+        seen = f"sees {info.gpu_count} GPU(s)" if info.gpu_count else "sees no GPU"
+        found.append(Finding("refuse", f"--device {params.device}: {info.python} {seen}"))
+    return found
+
+
+def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[str, str]) -> list[Finding]:
+    found = []
+    backend, triton = params.backend, info.triton_version
+    if triton is not None and not info.has_proton:
+        found.append(Finding("refuse", f"Triton {triton} in {info.python} was built without Proton "
+                                       "(triton.profiler does not import); --no-profile runs the payload alone"))
+    since = BACKEND_SINCE.get(backend)
+    if triton is not None and since and not info.triton_at_least(since):
+        found.append(Finding("refuse", f"backend {backend} needs Triton >= {since}; {info.python} has {triton}, "
+                                       f"whose Proton rejects it (argparse invalid choice) before the payload "
+                                       f"runs; use --backend auto"))
+    if backend == "roctracer" and params.mode == "cli":
+        found.append(Finding("refuse", "backend roctracer in cli mode is refused: Proton's CLI starts the HIP "
+                                       "runtime only when -b is omitted, so on Triton <= 3.7 a pinned roctracer "
+                                       "records an empty tree and still exits 0; use --mode env (the payload "
+                                       "drives Proton) or --backend auto"))
+    if under_rocprofv3(environ) and backend != "instrumentation":
+        found.append(Finding("refuse", "running under rocprofv3: Proton's AMD backends and rocprofv3 both "
+                                       "intercept HSA queues; run outside rocprofv3, or use --backend "
+                                       "instrumentation, the only one that coexists with it"))
+    wanted_vendor = BACKEND_VENDOR.get(backend)
+    if wanted_vendor and info.gpu_vendor and wanted_vendor != info.gpu_vendor:
+        found.append(Finding("refuse", f"backend {backend} is for {wanted_vendor.upper()} GPUs and "
+                                       f"{info.python} sees {info.gpu_vendor.upper()} ones; use --backend auto"))
+    if backend == "instrumentation":
+        found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
+                                     "scopes: a plain kernel like vecadd yields an empty tree (ROOT only)"))
+    if params.hook and params.mode == "cli" and triton is not None and version_between(info, "3.5.0", "3.6.0"):
+        found.append(Finding("refuse", f"Proton's CLI in Triton {triton} cannot enable the triton hook (-k); "
+                                       "use --mode env or --no-hook"))
+    if params.device == "cpu":
+        found.append(Finding("warn", "--device cpu runs the Triton interpreter, which Proton cannot profile: "
+                                     "expect no capture; --no-profile runs the payload alone"))
+    elif not info.gpu_vendor:
+        found.append(Finding("warn", f"{info.python} sees no GPU: Proton needs one and will most likely write no "
+                                     "capture; --no-profile runs the payload alone through the Triton interpreter"))
+    return found
+
+
+def version_between(info: InterpreterInfo, low: str, high: str) -> bool:
+    """low <= Triton version < high."""
+    return info.triton_at_least(low) and not info.triton_at_least(high)

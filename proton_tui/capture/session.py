@@ -1,0 +1,159 @@
+"""A whole capture run: plan it (probe and rules, nothing runs), then execute it (run folder, live output,
+verdict, run.json). The CLI's ``run`` command and the TUI both drive this module."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .. import __version__
+from ..hatchet import CaptureError, Profile, load_profile
+from .classify import CaptureStatus, OutputClassifier, Outcome, Verdict, decide_verdict
+from .command import Command, build_command
+from .params import RunParams
+from .payload import payload_path
+from .probe import InterpreterInfo, probe_interpreter
+from .rules import Finding, check_rules, resolve_backend
+from .rundir import STDOUT_LOG, create_run_dir, relevant_env, write_run_json
+from .runner import LineCallback, ProcessResult, run_process
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run checked against the rules. Show ``findings`` before executing; a refusal stops it."""
+
+    params: RunParams
+    info: InterpreterInfo
+    findings: tuple[Finding, ...]
+    backend_resolved: str | None  # what Proton will use; the capture itself does not say
+    payload: Path
+
+    @property
+    def refusal(self) -> Verdict | None:
+        reasons = [finding.message for finding in self.findings if finding.refuses]
+        return Verdict(Outcome.REFUSED, "refused configuration: " + "; ".join(reasons)) if reasons else None
+
+    @property
+    def warnings(self) -> list[str]:
+        return [finding.message for finding in self.findings if not finding.refuses]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished (or cancelled) run: its folder, what ran, the verdict, and the loaded capture."""
+
+    run_dir: Path
+    command: Command
+    verdict: Verdict
+    classifier: OutputClassifier
+    process: ProcessResult
+    profile: Profile | None
+    record: dict  # the contents of run.json
+
+
+def plan_run(params: RunParams, environ: Mapping[str, str] | None = None) -> RunPlan:
+    """Probe the workload's interpreter (cached) and apply the rules. Raises ProbeError or FileNotFoundError."""
+    info = probe_interpreter(params.python)
+    findings = tuple(check_rules(params, info, environ))
+    backend = resolve_backend(params.backend, info) if params.profile else None
+    return RunPlan(params, info, findings, backend, params.payload or payload_path())
+
+
+async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, stop: asyncio.Event | None = None,
+                      on_start: Callable[[Path, Command], None] | None = None,
+                      environ: Mapping[str, str] | None = None) -> RunResult:
+    """Run a plan that was not refused. ``on_lines`` gets output batches live; ``stop`` cancels (the whole
+    process group ends). Cancelling the task also ends the group, writes run.json, and re-raises."""
+    if plan.refusal:
+        raise ValueError(plan.refusal.message)
+    params, started_at = plan.params, datetime.now()
+    run_dir = create_run_dir(params.output, params.name, started_at)
+    command = build_command(params, plan.info, plan.payload, run_dir, environ)
+    if on_start:
+        on_start(run_dir, command)
+    classifier = OutputClassifier()
+    with open(run_dir / STDOUT_LOG, "w", encoding="utf-8") as log:
+        def deliver(lines: list[str]) -> None:
+            log.write("".join(line + "\n" for line in lines))
+            log.flush()
+            classifier.feed(lines)
+            if on_lines:
+                on_lines(lines)
+
+        try:
+            process = await run_process(command.argv, deliver, env=command.env, timeout=params.timeout, stop=stop)
+        except asyncio.CancelledError:
+            process = ProcessResult(None, "cancelled", (datetime.now() - started_at).total_seconds())
+            _finish(plan, run_dir, command, classifier, process, started_at)
+            raise
+    return _finish(plan, run_dir, command, classifier, process, started_at)
+
+
+def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier, process: ProcessResult,
+            started_at: datetime) -> RunResult:
+    profile, capture = None, None
+    if command.capture_path is not None:
+        capture, profile = capture_status(command.capture_path)
+    verdict = decide_verdict(classifier, process, capture, plan.params.backend)
+    record = run_record(plan, run_dir, command, classifier, process, verdict, profile, started_at)
+    write_run_json(run_dir, record)
+    return RunResult(run_dir, command, verdict, classifier, process, profile, record)
+
+
+def capture_status(path: Path) -> tuple[CaptureStatus, Profile | None]:
+    """What Proton left at ``path``, and the loaded profile when it could be read."""
+    if not path.exists():
+        return CaptureStatus(path, missing=True), None
+    try:
+        profile = load_profile(path)
+    except CaptureError as error:
+        return CaptureStatus(path, error=str(error)), None
+    return CaptureStatus(path, empty=profile.is_empty), profile
+
+
+def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier,
+               process: ProcessResult, verdict: Verdict, profile: Profile | None, started_at: datetime) -> dict:
+    """Everything run.json holds: enough to reproduce the run and to compare it with another."""
+    params, info, signals = plan.params, plan.info, classifier.signals
+    pinned = {key: value for key, value in command.env_changes.items() if key.endswith("VISIBLE_DEVICES")}
+    return {
+        "tool": f"proton-tui {__version__}",
+        "run_dir": str(run_dir),
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": datetime.now().isoformat(timespec="seconds"),
+        "params": asdict(params),
+        "payload": str(plan.payload),
+        "argv": list(command.argv),
+        "command": command.display(),
+        "env": relevant_env(command.env),
+        "env_changes": command.env_changes,
+        "interpreter": {
+            "python": info.python, "executable": info.executable, "python_version": info.python_version,
+            "triton_version": info.triton_version, "torch_version": info.torch_version,
+            "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names),
+        },
+        "backend_requested": params.backend if params.profile else None,
+        "backend_resolved": plan.backend_resolved,
+        "device": signals.device,
+        "device_requested": params.device,
+        "device_pinning": pinned,
+        "findings": [asdict(finding) for finding in plan.findings],
+        "exit_code": process.exit_code,
+        "ended_by": process.ended_by,
+        "verdict": verdict.outcome.value,
+        "message": verdict.message,
+        "hints": list(verdict.hints),
+        "error": classifier.error,
+        "wall_s": round(process.wall_s, 3),
+        "compile_ms": signals.first_launch_ms,  # the first launch, which includes Triton's compile
+        "loop_ms": signals.loop_ms,
+        "per_iter_us": signals.per_iter_us,
+        "gbps": signals.gbps,
+        "max_abs_err": signals.max_abs_err,
+        "capture": str(command.capture_path) if command.capture_path else None,
+        "stdout_log": str(run_dir / STDOUT_LOG),
+        "metrics_summary": profile.metrics_summary() if profile is not None else None,
+    }

@@ -1,0 +1,192 @@
+"""The command builder and the backend rules, for every backend x mode x Triton version x GPU vendor.
+
+The interpreter is described by an explicit InterpreterInfo: these are the pure builder and rules, checked
+against the per-version facts (Triton 3.6.0, 3.7.1, 3.8.0), without a GPU.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from proton_tui.capture.command import build_command
+from proton_tui.capture.params import RunParams
+from proton_tui.capture.probe import InterpreterInfo, version_tuple
+from proton_tui.capture.rules import check_rules, resolve_backend
+
+PY = "/opt/venv/bin/python"
+PAYLOAD = Path("/pkg/proton_tui/payload/vecadd.py")
+RUN_DIR = Path("/runs/20260101-120000-vecadd")
+VERSIONS = ("3.6.0", "3.7.1", "3.8.0")
+BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
+PAYLOAD_ARGS = ["--size", "1048576", "--iters", "20", "--block-size", "1024", "--device", "auto"]
+
+
+def interpreter(version: str = "3.6.0", vendor: str | None = "nvidia", gpus: int = 1) -> InterpreterInfo:
+    names = {"nvidia": "NVIDIA H200", "amd": "AMD Instinct MI300X", None: ""}[vendor]
+    return InterpreterInfo(python=PY, executable=PY, python_version="3.11.7", triton_version=version,
+                           has_proton=True, torch_version="2.11.0", gpu_vendor=vendor,
+                           gpu_names=(names,) * gpus if vendor else ())
+
+
+def refusals(params: RunParams, info: InterpreterInfo, environ=None) -> list[str]:
+    return [f.message for f in check_rules(params, info, environ or {}) if f.refuses]
+
+
+def expected_refusal(backend: str, mode: str, version: str, vendor: str) -> str | None:
+    """The seed page's rules, written out per case: a phrase the refusal must contain, or None if allowed."""
+    if backend == "rocprofiler" and version != "3.8.0":
+        return "needs Triton >= 3.8.0"
+    if backend == "roctracer" and mode == "cli":
+        return "--mode env"
+    if (backend == "cupti" and vendor == "amd") or (backend in ("roctracer", "rocprofiler") and vendor == "nvidia"):
+        return f"is for {'NVIDIA' if backend == 'cupti' else 'AMD'} GPUs"
+    return None
+
+
+CASES = list(itertools.product(BACKENDS, ("cli", "env"), VERSIONS, ("nvidia", "amd")))
+
+
+@pytest.mark.parametrize("backend, mode, version, vendor", CASES)
+def test_rules_and_argv_for_every_combination(backend, mode, version, vendor):
+    params = RunParams(backend=backend, mode=mode, python=PY)
+    info = interpreter(version, vendor)
+    refused = refusals(params, info)
+    expected = expected_refusal(backend, mode, version, vendor)
+    if expected:
+        assert any(expected in message for message in refused), refused
+        return
+    assert refused == []
+    command = build_command(params, info, PAYLOAD, RUN_DIR, environ={})
+    session = str(RUN_DIR / "vecadd")
+    backend_flag = [] if backend == "auto" else ["-b", backend]
+    if mode == "cli":
+        assert list(command.argv) == [PY, "-m", "triton.profiler.proton", "-n", session, *backend_flag,
+                                      "-k", "triton", str(PAYLOAD), *PAYLOAD_ARGS]
+    else:
+        env_backend = [] if backend == "auto" else ["--proton-backend", backend]
+        assert list(command.argv) == [PY, str(PAYLOAD), *PAYLOAD_ARGS, "--proton-name", session,
+                                      "--proton-context", "shadow", "--proton-hook", "triton", *env_backend]
+    assert command.capture_path == RUN_DIR / "vecadd.hatchet"
+
+
+@pytest.mark.parametrize("version, vendor, resolved", [
+    ("3.6.0", "nvidia", "cupti"), ("3.7.1", "nvidia", "cupti"), ("3.8.0", "nvidia", "cupti"),
+    ("3.6.0", "amd", "roctracer"), ("3.7.1", "amd", "roctracer"), ("3.8.0", "amd", "rocprofiler"),
+    ("3.9.0+git1a2b3c", "amd", "rocprofiler"), ("3.8.0", None, None),
+])
+def test_auto_resolves_like_proton(version, vendor, resolved):
+    assert resolve_backend("auto", interpreter(version, vendor)) == resolved
+    assert resolve_backend("instrumentation", interpreter(version, vendor)) == "instrumentation"
+
+
+def test_never_a_shell_nor_the_console_script():
+    command = build_command(RunParams(python=PY), interpreter(), PAYLOAD, RUN_DIR, environ={})
+    assert command.argv[:3] == (PY, "-m", "triton.profiler.proton")
+    assert isinstance(command.argv, tuple) and "proton" not in Path(command.argv[0]).name
+    assert command.display().startswith("env PYTHONUNBUFFERED=1 /opt/venv/bin/python -m triton.profiler.proton -n ")
+
+
+def test_session_path_is_absolute_without_suffix(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    command = build_command(RunParams(python=PY, name="mine.hatchet"), interpreter(), PAYLOAD,
+                            Path("rel/run"), environ={})
+    session = command.argv[command.argv.index("-n") + 1]
+    assert session == str(tmp_path / "rel/run/mine")
+    assert command.capture_path == tmp_path / "rel/run/mine.hatchet"
+
+
+def test_options_context_hook_and_no_profile():
+    info = interpreter()
+    cli = build_command(RunParams(python=PY, context="python", hook=False), info, PAYLOAD, RUN_DIR, environ={})
+    assert cli.argv[3:8] == ("-n", str(RUN_DIR / "vecadd"), "-c", "python", str(PAYLOAD))
+    env = build_command(RunParams(python=PY, mode="env", context="python", hook=False), info, PAYLOAD, RUN_DIR,
+                        environ={})
+    assert env.argv[-4:] == ("--proton-context", "python", "--proton-hook", "none")
+    bare = build_command(RunParams(python=PY, profile=False, inject_bug=True, device="cpu"), info, PAYLOAD,
+                         RUN_DIR, environ={})
+    assert bare.argv == (PY, str(PAYLOAD), "--size", "1048576", "--iters", "20", "--block-size", "1024",
+                         "--device", "cpu", "--inject-bug")
+    assert bare.capture_path is None and bare.env["TRITON_INTERPRET"] == "1"
+
+
+def test_nvidia_pins_with_cuda_visible_devices():
+    command = build_command(RunParams(python=PY, device=1), interpreter(gpus=2), PAYLOAD, RUN_DIR,
+                            environ={"PATH": "/bin"})
+    assert command.env["CUDA_VISIBLE_DEVICES"] == "1" and "ROCR_VISIBLE_DEVICES" not in command.env
+    assert command.env["PATH"] == "/bin" and command.env["PYTHONUNBUFFERED"] == "1"
+    assert "--device" in command.argv and command.argv[command.argv.index("--device") + 1] == "gpu"
+
+
+def test_an_index_counts_among_already_visible_gpus():
+    command = build_command(RunParams(python=PY, device=1), interpreter(gpus=2), PAYLOAD, RUN_DIR,
+                            environ={"CUDA_VISIBLE_DEVICES": "2,3"})
+    assert command.env["CUDA_VISIBLE_DEVICES"] == "3"
+
+
+def test_amd_pins_with_rocr_and_drops_what_triton_rejects():
+    environ = {"HIP_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "0", "HOME": "/root"}
+    info = interpreter("3.8.0", "amd", gpus=4)
+    command = build_command(RunParams(python=PY, device=2), info, PAYLOAD, RUN_DIR, environ=environ)
+    assert command.env["ROCR_VISIBLE_DEVICES"] == "2"
+    assert "HIP_VISIBLE_DEVICES" not in command.env and "CUDA_VISIBLE_DEVICES" not in command.env
+    assert command.env_changes["HIP_VISIBLE_DEVICES"] is None and command.env["HOME"] == "/root"
+    assert "-u HIP_VISIBLE_DEVICES" in command.display()
+    warnings = [f.message for f in check_rules(RunParams(python=PY), info, environ) if not f.refuses]
+    assert any(w.startswith("HIP_VISIBLE_DEVICES=0 is removed") for w in warnings)
+
+
+@pytest.mark.parametrize("environ", [
+    {"ROCPROFILER_OUTPUT_PATH": "/tmp/out"}, {"ROCPROF_KERNEL_TRACE": "1"},
+    {"LD_PRELOAD": "/opt/rocm/lib/librocprofiler-sdk-tool.so"},
+])
+def test_proton_under_rocprofv3_is_refused(environ):
+    info = interpreter("3.8.0", "amd")
+    assert any("rocprofv3" in m for m in refusals(RunParams(python=PY), info, environ))
+    assert refusals(RunParams(python=PY, backend="instrumentation"), info, environ) == []
+    assert refusals(RunParams(python=PY, profile=False), info, environ) == []
+
+
+def test_instrumentation_warns_of_an_empty_tree():
+    findings = check_rules(RunParams(python=PY, backend="instrumentation"), interpreter(), {})
+    assert [f.level for f in findings] == ["warn"] and "empty tree" in findings[0].message
+
+
+def test_interpreter_problems_are_refused():
+    broken = InterpreterInfo(python=PY, triton_error="ModuleNotFoundError: No module named 'triton'",
+                             torch_error="ModuleNotFoundError: No module named 'torch'")
+    messages = refusals(RunParams(python=PY), broken)
+    assert any("triton does not import" in m and "No module named 'triton'" in m for m in messages)
+    assert any("torch does not import" in m for m in messages)
+    no_proton = InterpreterInfo(python=PY, triton_version="3.6.0", torch_version="2.11.0", gpu_vendor="nvidia",
+                                gpu_names=("H200",))
+    assert any("without Proton" in m for m in refusals(RunParams(python=PY), no_proton))
+    assert refusals(RunParams(python=PY, profile=False), no_proton) == []
+
+
+def test_device_index_beyond_the_visible_gpus_is_refused():
+    assert any("--device 2" in m and "sees 2 GPU(s)" in m
+               for m in refusals(RunParams(python=PY, device=2), interpreter(gpus=2)))
+    assert any("sees no GPU" in m for m in refusals(RunParams(python=PY, device=0), interpreter(vendor=None)))
+
+
+def test_old_cli_hook_and_backend_limits():
+    assert any("cannot enable the triton hook" in m for m in refusals(RunParams(python=PY), interpreter("3.5.1")))
+    assert refusals(RunParams(python=PY, mode="env"), interpreter("3.5.1")) == []
+    assert any("needs Triton >= 3.5.0" in m
+               for m in refusals(RunParams(python=PY, backend="instrumentation"), interpreter("3.4.0")))
+
+
+def test_no_gpu_warns_but_runs():
+    findings = check_rules(RunParams(python=PY), interpreter(vendor=None), {})
+    assert [f.level for f in findings] == ["warn"] and "no GPU" in findings[0].message
+
+
+@pytest.mark.parametrize("text, parsed", [
+    ("3.6.0", (3, 6, 0)), ("3.6.0+git1a2b3c4", (3, 6, 0)), ("3.8.0.dev20260101", (3, 8, 0)), ("3.7", (3, 7, 0)),
+    ("10.0.1", (10, 0, 1)), ("nightly", (0, 0, 0)),
+])
+def test_version_tuple(text, parsed):
+    assert version_tuple(text) == parsed

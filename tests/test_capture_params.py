@@ -1,0 +1,64 @@
+"""RunParams: every option validated, every error naming its flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proton_tui.capture.params import ParamError, RunParams, parse_device, parse_size, parse_timeout
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1048576", 1048576), ("1_048_576", 1048576), ("1M", 2**20), ("1m", 2**20), ("4K", 4096), ("1G", 2**30),
+    ("2^20", 2**20), ("2**20", 2**20), ("1<<20", 2**20), (" 1 << 20 ", 2**20), ("3", 3), (2048, 2048),
+])
+def test_size_forms(text, value):
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1.5M", "-5", "0", "2^", "1<<", "1T", "²", "2^40", "1e6"])
+def test_bad_sizes_name_the_flag(text):
+    with pytest.raises(ParamError) as caught:
+        parse_size(text)
+    assert caught.value.flag == "--size" and str(caught.value).startswith("--size: ")
+
+
+def test_defaults_are_the_seed_pages():
+    params = RunParams()
+    assert (params.size, params.iters, params.block_size) == (2**20, 20, 1024)
+    assert (params.backend, params.context, params.mode, params.hook) == ("auto", "shadow", "cli", True)
+    assert params.output == Path("proton-runs") and params.profile and params.device == "auto"
+
+
+def test_strings_from_a_form_are_converted():
+    params = RunParams(size="2^11", iters="2", block_size="256", device="1", timeout="30", output="out")
+    assert (params.size, params.iters, params.block_size, params.device, params.timeout) == (2048, 2, 256, 1, 30.0)
+    assert params.output == Path("out")
+
+
+@pytest.mark.parametrize("field, value, flag", [
+    ("block_size", 1000, "--block-size"), ("block_size", 0, "--block-size"), ("iters", 0, "--iters"),
+    ("iters", "x", "--iters"), ("backend", "rocprof", "--backend"), ("context", "deep", "--context"),
+    ("mode", "api", "--mode"), ("device", "gpu0", "--device"), ("device", "-1", "--device"),
+    ("timeout", "-3", "--timeout"), ("timeout", "soon", "--timeout"), ("name", "a/b", "--name"),
+    ("name", "", "--name"), ("name", "../up", "--name"), ("python", " ", "--python"),
+])
+def test_bad_values_are_refused_naming_the_flag(field, value, flag):
+    with pytest.raises(ParamError) as caught:
+        RunParams(**{field: value})
+    assert caught.value.flag == flag
+
+
+def test_block_size_error_says_why():
+    with pytest.raises(ParamError, match="not a power of two"):
+        RunParams(block_size=768)
+
+
+def test_name_loses_a_hatchet_suffix_proton_would_double():
+    assert RunParams(name="mine.hatchet").name == "mine"
+
+
+def test_device_and_timeout_forms():
+    assert parse_device("CPU") == "cpu" and parse_device(" auto ") == "auto" and parse_device(3) == 3
+    assert parse_timeout(None) is None and parse_timeout("0") is None and parse_timeout("1.5") == 1.5

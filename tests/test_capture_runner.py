@@ -1,0 +1,280 @@
+"""The runner and a whole run, with real subprocesses: live lines, clean text, and no process left behind
+(checked in the process table) after a cancel, a timeout, or a grandchild that holds the pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from proton_tui.capture.classify import Outcome
+from proton_tui.capture.params import RunParams
+from proton_tui.capture.probe import probe_interpreter
+from proton_tui.capture.runner import LineSplitter, clean_line, run_process
+from proton_tui.capture.session import execute_run, plan_run
+
+SCRIPTS = Path(__file__).parent / "scripts"
+PY = sys.executable
+has_gpu = probe_interpreter(PY).gpu_count > 0
+needs_gpu = pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+
+
+def running(pid: int) -> bool:
+    """Whether the process table has ``pid`` as a live process (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+async def wait_for_pids(pidfile: Path) -> list[int]:
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text().endswith("\n"):
+            return [int(pid) for pid in pidfile.read_text().split()]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the hanging payload never wrote its pids")
+
+
+@pytest.fixture
+def pidfile(tmp_path, monkeypatch):
+    path = tmp_path / "pids"
+    monkeypatch.setenv("PROTON_TUI_TEST_PIDFILE", str(path))
+    return path
+
+
+class Collector:
+    """A line callback that keeps batches, and sets ``stop`` once ``trigger`` arrives."""
+
+    def __init__(self, trigger: str | None = None):
+        self.batches: list[list[str]] = []
+        self.stop = asyncio.Event()
+        self.trigger = trigger
+
+    def __call__(self, lines: list[str]) -> None:
+        self.batches.append(lines)
+        if self.trigger in lines:
+            self.stop.set()
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for batch in self.batches for line in batch]
+
+
+def test_clean_line():
+    assert clean_line(b"\x1b[31mred\x1b[0m") == "red"
+    assert clean_line(b"10%\r50%\r100%") == "100%"
+    assert clean_line(b"done\r") == "done" and clean_line(b"50%\r\x1b[K") == "50%"
+    assert clean_line(b"\xff ok") == "\ufffd ok"
+    assert clean_line(b"tab\tbell\x07") == "tab\tbell"
+
+
+def test_splitter_holds_unfinished_lines():
+    splitter = LineSplitter()
+    assert splitter.feed(b"one\ntw") == ["one"]
+    assert splitter.feed(b"o\r") == []
+    assert splitter.feed(b"two!\nthree") == ["two!"]
+    assert splitter.flush() == ["three"] and splitter.flush() == []
+
+
+async def test_output_is_merged_and_cleaned():
+    collect = Collector()
+    result = await run_process([PY, str(SCRIPTS / "noisy.py")], collect)
+    assert result.exit_code == 0 and result.ended_by is None
+    assert collect.lines == ["plain line", "progress 100%", "green and text", "windows line",
+                             "bad utf-8: \ufffd\ufffd end", "café", "to stderr", "no newline at the end"]
+
+
+async def test_stdin_is_closed_and_output_unbuffered_by_env():
+    collect = Collector()
+    code = "import sys, os; print(repr(sys.stdin.read()), os.environ.get('X'))"
+    result = await run_process([PY, "-c", code], collect, env={"X": "given"})
+    assert result.exit_code == 0 and collect.lines == ["'' given"]
+
+
+async def test_stop_ends_the_group_after_a_live_line(pidfile):
+    collect = Collector(trigger="ready")  # the stop is set from the callback: lines arrive while it runs
+    result = await run_process([PY, str(SCRIPTS / "hang.py")], collect, stop=collect.stop, timeout=60)
+    child, grandchild = await wait_for_pids(pidfile)
+    assert result.ended_by == "cancelled" and result.exit_code == -15 and result.wall_s < 30
+    assert not running(child) and not running(grandchild)
+
+
+async def test_timeout_and_sigterm_ignored(pidfile):
+    started = time.monotonic()
+    result = await run_process([PY, str(SCRIPTS / "hang.py"), "--ignore-term"], Collector(), timeout=1.5,
+                               grace_s=0.5)
+    child, grandchild = await wait_for_pids(pidfile)
+    assert result.ended_by == "timeout" and result.exit_code == -9  # SIGTERM was ignored: SIGKILL ended it
+    assert time.monotonic() - started < 10
+    assert not running(child) and not running(grandchild)
+
+
+async def test_a_grandchild_holding_the_pipe_does_not_hang_the_run(pidfile):
+    collect = Collector()
+    started = time.monotonic()
+    result = await run_process([PY, str(SCRIPTS / "hang.py"), "--leader-exits"], collect, grace_s=0.5)
+    _, grandchild = await wait_for_pids(pidfile)
+    assert result.exit_code == 0 and result.ended_by is None and collect.lines == ["ready"]
+    assert time.monotonic() - started < 10 and not running(grandchild)
+
+
+async def test_cancelling_the_task_kills_the_group(pidfile):
+    collect = Collector()
+    task = asyncio.create_task(run_process([PY, str(SCRIPTS / "hang.py")], collect))
+    child, grandchild = await wait_for_pids(pidfile)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(40):  # SIGKILL is sent synchronously; the kernel tears the processes down right after
+        if not (running(child) or running(grandchild)):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(child) and not running(grandchild)
+
+
+async def test_a_failing_callback_ends_the_run(pidfile):
+    def explode(lines):
+        raise ValueError("callback broke")
+
+    with pytest.raises(ValueError, match="callback broke"):
+        await run_process([PY, str(SCRIPTS / "hang.py")], explode, timeout=60)
+    child, grandchild = await wait_for_pids(pidfile)
+    await asyncio.sleep(0.2)
+    assert not running(child) and not running(grandchild)
+
+
+async def test_crashing_script():
+    collect = Collector()
+    result = await run_process([PY, str(SCRIPTS / "crash.py")], collect)
+    assert result.exit_code == 1 and collect.lines[0] == "vecadd: device=cpu (crash test)"
+    assert collect.lines[-1] == "RuntimeError: boom: the payload crashed on purpose"
+
+
+async def test_crashing_payload_through_a_run(tmp_path):
+    params = RunParams(python=PY, profile=False, output=tmp_path, payload=SCRIPTS / "crash.py")
+    result = await execute_run(plan_run(params))
+    assert result.verdict.outcome is Outcome.PAYLOAD_ERROR
+    assert result.verdict.message == "payload error: RuntimeError: boom: the payload crashed on purpose"
+    record = orjson.loads((result.run_dir / "run.json").read_bytes())
+    assert record["verdict"] == "payload error" and record["exit_code"] == 1
+
+
+async def test_cancelled_run_is_recorded(tmp_path, pidfile):
+    params = RunParams(python=PY, profile=False, output=tmp_path, payload=SCRIPTS / "hang.py", name="hang")
+    collect = Collector(trigger="ready")
+    result = await execute_run(plan_run(params), collect, stop=collect.stop)
+    child, grandchild = await wait_for_pids(pidfile)
+    assert result.verdict.outcome is Outcome.CANCELLED and not running(child) and not running(grandchild)
+    assert orjson.loads((result.run_dir / "run.json").read_bytes())["verdict"] == "cancelled"
+
+
+async def test_cancelling_a_run_task_still_writes_run_json(tmp_path, pidfile):
+    params = RunParams(python=PY, profile=False, output=tmp_path / "runs", payload=SCRIPTS / "hang.py", name="hang")
+    plan = plan_run(params)
+    task = asyncio.create_task(execute_run(plan))
+    child, grandchild = await wait_for_pids(pidfile)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    record = orjson.loads((run_dir / "run.json").read_bytes())
+    assert record["verdict"] == "cancelled" and (run_dir / "stdout.log").read_text() == "ready\n"
+    await asyncio.sleep(0.2)
+    assert not running(child) and not running(grandchild)
+
+
+@pytest.mark.slow
+async def test_real_payload_through_the_runner():
+    collect = Collector()
+    payload = Path(__file__).parents[1] / "payload" / "vecadd.py"
+    result = await run_process([PY, str(payload), "--size", "2048", "--iters", "2", "--device", "cpu"], collect)
+    assert result.exit_code == 0
+    assert collect.lines[0] == "vecadd: device=cpu (Triton interpreter, TRITON_INTERPRET=1)"
+    assert collect.lines[-2:] == ["vecadd: max_abs_err=0.000e+00", "vecadd: PASS"]
+
+
+@pytest.mark.slow
+async def test_real_payload_run_unprofiled(tmp_path):
+    params = RunParams(python=PY, size=2048, iters=2, profile=False, output=tmp_path)
+    plan = plan_run(params)
+    starts = []
+    collect = Collector()
+    result = await execute_run(plan, collect, on_start=lambda run_dir, command: starts.append((run_dir, command)))
+    assert result.verdict.outcome is Outcome.PASS and result.verdict.exit_code == 0
+    assert starts == [(result.run_dir, result.command)] and result.run_dir.parent == tmp_path.resolve()
+    assert result.run_dir.name.endswith("-vecadd") and len(result.run_dir.name) == len("20260101-120000-vecadd")
+    assert (result.run_dir / "stdout.log").read_text().splitlines() == collect.lines
+    record = orjson.loads((result.run_dir / "run.json").read_bytes())
+    assert record["verdict"] == "PASS" and record["exit_code"] == 0 and record["argv"] == list(result.command.argv)
+    assert record["device"] == "cpu (Triton interpreter, TRITON_INTERPRET=1)"
+    assert record["interpreter"]["triton_version"] == plan.info.triton_version
+    assert record["interpreter"]["torch_version"] == plan.info.torch_version
+    assert record["compile_ms"] > 0 and record["wall_s"] > 0 and record["params"]["size"] == 2048
+    assert record["backend_requested"] is None and record["metrics_summary"] is None
+    assert record["env"]["PYTHONUNBUFFERED"] == "1"
+
+
+def test_run_folders_never_overwrite(tmp_path):
+    from datetime import datetime
+
+    from proton_tui.capture.rundir import create_run_dir
+
+    moment = datetime(2026, 1, 1, 12, 0, 0)
+    first, second, third = (create_run_dir(tmp_path, "vecadd", moment) for _ in range(3))
+    assert [p.name for p in (first, second, third)] == ["20260101-120000-vecadd", "20260101-120000-vecadd-2",
+                                                         "20260101-120000-vecadd-3"]
+
+
+@pytest.mark.slow
+async def test_profiled_run_without_gpu_is_no_capture(tmp_path):
+    if has_gpu:
+        pytest.skip("this machine has a GPU: Proton would capture")
+    params = RunParams(python=PY, size=2048, iters=2, output=tmp_path)
+    plan = plan_run(params)
+    assert any("sees no GPU" in warning for warning in plan.warnings) and plan.refusal is None
+    result = await execute_run(plan)
+    assert result.verdict.outcome is Outcome.NO_CAPTURE
+    assert "Proton failed before the payload started" in result.verdict.message
+    assert "0 active drivers" in result.verdict.message
+    record = orjson.loads((result.run_dir / "run.json").read_bytes())
+    assert record["verdict"] == "no capture written" and record["backend_requested"] == "auto"
+    assert record["capture"] == str(result.run_dir / "vecadd.hatchet")
+
+
+# GPU: a real capture with Proton. Small sizes keep them quick.
+
+def _gpu_run(tmp_path, **options):
+    params = RunParams(python=PY, size=2**20, iters=5, output=tmp_path, **options)
+    return asyncio.run(execute_run(plan_run(params)))
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("mode", ["cli", "env"])
+def test_gpu_capture_passes(tmp_path, mode):
+    result = _gpu_run(tmp_path, mode=mode)
+    assert result.verdict.outcome is Outcome.PASS, result.verdict.message
+    names = [k.name for k in result.profile.kernel_stats()]
+    assert f"add_kernel<n={2**20}>" in names and result.profile.has_bytes
+    summary = result.record["metrics_summary"]
+    assert summary["proton_kernel_count"] >= 6 and summary["proton_artifact_dir"] == str(result.run_dir)
+    assert result.record["backend_resolved"] in ("cupti", "roctracer", "rocprofiler")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_fail_leaves_a_capture(tmp_path):
+    result = _gpu_run(tmp_path, inject_bug=True)
+    assert result.verdict.outcome is Outcome.FAIL and result.command.capture_path.exists()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_instrumentation_is_an_empty_capture(tmp_path):
+    result = _gpu_run(tmp_path, backend="instrumentation")
+    assert result.verdict.outcome is Outcome.EMPTY_CAPTURE
