@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn, Optional
 import typer
 from typer._click.exceptions import ClickException
 
+from .cli_check import register as register_check
 from .cli_run import register as register_run
 
 app = typer.Typer(
@@ -36,12 +37,20 @@ def _regex(flag: str, pattern: str | None) -> re.Pattern | None:
 
 
 @app.callback(invoke_without_command=True)
-def start(ctx: typer.Context) -> None:
-    """With no command, open the interactive session."""
+def start(
+    ctx: typer.Context,
+    python: Annotated[
+        Optional[str], typer.Option("--python", help="The workload's interpreter (default: this Python).")
+    ] = None,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", help="Folder for run folders (default: ./proton-runs).")
+    ] = None,
+) -> None:
+    """With no command, open the interactive session: set parameters, run, explore the capture."""
     if ctx.invoked_subcommand is None:
         from .tui.app import ProtonApp
 
-        ProtonApp().run()
+        ProtonApp(python=python, output=output).run()
 
 
 @app.command()
@@ -90,6 +99,7 @@ def view(
 
 
 register_run(app)
+register_check(app)
 
 
 def main() -> None:

@@ -59,14 +59,15 @@ class ProtonApp(App):
     TITLE = "proton-tui"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, profile: Profile | None = None, python: str | None = None) -> None:
+    def __init__(self, profile: Profile | None = None, python: str | None = None, output: Path | None = None) -> None:
         super().__init__()
         self.profile = profile
         self.python = python
+        self.output = output
         self.runs: list[RunResult] = []
 
     def on_mount(self) -> None:
-        self.push_screen(ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python))
+        self.push_screen(ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python, self.output))
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
@@ -83,7 +84,7 @@ class ProtonApp(App):
 
     def action_new_capture(self) -> None:
         if not any(isinstance(screen, LaunchScreen) for screen in self.screen_stack):
-            self.push_screen(LaunchScreen(self.python))
+            self.push_screen(LaunchScreen(self.python, self.output))
         else:
             while not isinstance(self.screen, LaunchScreen):
                 self.pop_screen()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from dataclasses import replace
 
 from rich.text import Text
@@ -69,9 +70,10 @@ class LaunchScreen(Screen):
             super().__init__()
             self.params, self.info = params, info
 
-    def __init__(self, python: str | None = None) -> None:
+    def __init__(self, python: str | None = None, output: Path | None = None) -> None:
         super().__init__()
         self.python = python or sys.executable
+        self.output = output
         self.info: InterpreterInfo | None = None
         self.probe_error: str | None = None
 
@@ -177,6 +179,8 @@ class LaunchScreen(Screen):
             "device": str(self.query_one("#device", Select).value),
             "profile": self.query_one("#profile", Switch).value,
         }
+        if self.output is not None:
+            values["output"] = self.output
         return RunParams(**{**values, **overrides})
 
     def findings_for(self, params: RunParams) -> list[Finding]:
