@@ -11,6 +11,7 @@ import typer
 from typer._click.exceptions import ClickException
 
 from .cli_check import register as register_check
+from .cli_diff import register as register_diff
 from .cli_run import register as register_run
 
 app = typer.Typer(
@@ -100,6 +101,7 @@ def view(
 
 register_run(app)
 register_check(app)
+register_diff(app)
 
 
 def main() -> None:
