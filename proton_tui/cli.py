@@ -28,7 +28,7 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _regex(flag: str, pattern: str | None) -> re.Pattern | None:
+def regex_option(flag: str, pattern: str | None) -> re.Pattern | None:
     if pattern is None:
         return None
     try:
@@ -75,7 +75,7 @@ def view(
     from . import report
     from .hatchet import CaptureError, load_profile
 
-    include_re, exclude_re = _regex("--include", include), _regex("--exclude", exclude)
+    include_re, exclude_re = regex_option("--include", include), regex_option("--exclude", exclude)
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
     try:

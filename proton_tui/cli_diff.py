@@ -25,11 +25,11 @@ def diff(
     limit: Annotated[Optional[int], typer.Option("--limit", min=0, help="Show the N largest changes.")] = None,
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
-    from .cli import _regex, fail
+    from .cli import regex_option, fail
     from .diff import DiffError, diff_json, diff_profiles, diff_text
     from .hatchet import CaptureError, load_profile
 
-    include_re, exclude_re = _regex("--include", include), _regex("--exclude", exclude)
+    include_re, exclude_re = regex_option("--include", include), regex_option("--exclude", exclude)
     if plain and as_json:
         fail("--plain and --json are exclusive: pick one")
     try:

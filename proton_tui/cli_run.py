@@ -62,12 +62,9 @@ def run(
         plan = plan_run(params)
     except (ParamError, ProbeError, FileNotFoundError) as error:
         _fail(str(error))
-    for warning in plan.warnings:
-        typer.echo(f"proton-tui: warning: {warning}", err=True)
+    for finding in plan.findings:  # refusals come first
+        typer.echo(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}", err=True)
     if plan.refusal:
-        for finding in plan.findings:
-            if finding.refuses:
-                typer.echo(f"proton-tui: refused: {finding.message}", err=True)
         raise typer.Exit(plan.refusal.exit_code)
     result = _execute(plan, stream=sys.stderr if as_json else sys.stdout)
     _report(result, as_json)

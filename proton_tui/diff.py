@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hatchet import Profile
-from .report import Column, _row, format_value
+from .report import Column, aligned_row, format_value
 
 NEW, GONE, BOTH = "new", "gone", "both"
 
@@ -130,11 +130,11 @@ def diff_text(diff: ProfileDiff, limit: int | None = None) -> str:
         f"A: {diff.a.path}",
         f"B: {diff.b.path}",
         f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both",
-        _row([c.title for c in cols], cols, "kernel"),
-        _row(total_cells(diff), cols, "(total)"),
+        aligned_row([c.title for c in cols], cols, "kernel"),
+        aligned_row(total_cells(diff), cols, "(total)"),
     ]
     for kernel in diff.kernels[:limit]:
-        lines.append(_row(kernel_diff_cells(kernel, diff.unit), cols, kernel.name))
+        lines.append(aligned_row(kernel_diff_cells(kernel, diff.unit), cols, kernel.name))
     if limit is not None and len(diff.kernels) > limit:
         lines.append(f"(+{len(diff.kernels) - limit} more kernels)")
     return "\n".join(lines) + "\n"

@@ -42,17 +42,6 @@ def tree_order(profile: Profile, shown: list[bool] | None = None, sort_key: str 
     return order
 
 
-def sorted_kernels(profile: Profile, sort_key: str = "time") -> list[KernelStats]:
-    """The kernel summary in display order: by total time (largest first), launches, average or name."""
-    keys = {
-        "time": lambda k: (-k.value, k.name),
-        "launches": lambda k: (-k.launches, k.name),
-        "avg": lambda k: (-k.avg, k.name),
-        "name": lambda k: (k.name,),
-    }
-    return sorted(profile.kernel_stats(), key=keys[sort_key])
-
-
 def _value_key(profile: Profile) -> str:
     return "time_ns" if profile.unit == "ns" else "cycles"
 
@@ -78,8 +67,7 @@ def tree_records(profile: Profile, shown: list[bool] | None = None, sort_key: st
 
 
 def _kernel_rows(profile: Profile, sort_key: str) -> list[dict]:
-    by_name = {record["name"]: record for record in kernel_records(profile)}
-    return [by_name[kernel.name] for kernel in sorted_kernels(profile, sort_key)]
+    return kernel_records(profile, profile.kernels_sorted(sort_key))
 
 
 def _csv(fields: list[str], records: list[dict]) -> str:
@@ -144,7 +132,7 @@ def export_text(
         rows = [[str(profile.depths[node]), *node_cells(profile, node), profile.names[node]]
                 for node in tree_order(profile, shown, sort_key)]
         return _markdown(profile, ["depth", *titles, "name"], rows)
-    rows = [[*kernel_cells(profile, kernel), kernel.name] for kernel in sorted_kernels(profile, sort_key)]
+    rows = [[*kernel_cells(profile, kernel), kernel.name] for kernel in profile.kernels_sorted(sort_key)]
     return _markdown(profile, [*titles, "kernel"], rows)
 
 

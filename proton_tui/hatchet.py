@@ -113,6 +113,16 @@ class Profile:
             self._kernel_stats = stats
         return self._kernel_stats
 
+    def kernels_sorted(self, sort_key: str = "time") -> list[KernelStats]:
+        """The kernel summary in display order: by total time (largest first), launches, average or name."""
+        keys = {
+            "time": lambda k: (-k.value, k.name),
+            "launches": lambda k: (-k.launches, k.name),
+            "avg": lambda k: (-k.avg, k.name),
+            "name": lambda k: (k.name,),
+        }
+        return sorted(self.kernel_stats(), key=keys[sort_key])
+
     def device_names(self) -> list[str]:
         """Devices that ran a recorded kernel, plus those listed in device_info."""
         seen = {d for d in self.devices if d}

@@ -96,7 +96,7 @@ def header_line(profile: Profile) -> str:
     )
 
 
-def _row(cells: list[str], cols: list[Column], name: str) -> str:
+def aligned_row(cells: list[str], cols: list[Column], name: str) -> str:
     return "  ".join(cell.rjust(col.width) for cell, col in zip(cells, cols)) + "  " + name
 
 
@@ -107,11 +107,11 @@ def tree_text(profile: Profile, shown: list[bool] | None = None) -> str:
     if profile.is_empty:
         return lines[0] + "\n"
     cols = columns(profile)
-    lines.append(_row([c.title for c in cols], cols, "name"))
+    lines.append(aligned_row([c.title for c in cols], cols, "name"))
     stack = [(0, "", "")]
     while stack:
         node, prefix, branch = stack.pop()
-        lines.append(_row(node_cells(profile, node), cols, prefix + branch + profile.names[node]))
+        lines.append(aligned_row(node_cells(profile, node), cols, prefix + branch + profile.names[node]))
         kids = [kid for kid in profile.sorted_children(node) if shown is None or shown[kid]]
         child_prefix = prefix + ("" if node == 0 else ("   " if branch == "└─ " else "│  "))
         for index in range(len(kids) - 1, -1, -1):
@@ -127,19 +127,19 @@ def kernel_summary_text(profile: Profile, limit: int | None = None) -> str:
     if profile.is_empty:
         return lines[0] + "\n"
     cols = columns(profile)
-    lines.append(_row([c.title for c in cols], cols, "kernel"))
+    lines.append(aligned_row([c.title for c in cols], cols, "kernel"))
     kernels = profile.kernel_stats()
     for kernel in kernels[:limit]:
-        lines.append(_row(kernel_cells(profile, kernel), cols, kernel.name))
+        lines.append(aligned_row(kernel_cells(profile, kernel), cols, kernel.name))
     if limit is not None and len(kernels) > limit:
         lines.append(f"(+{len(kernels) - limit} more kernels)")
     return "\n".join(lines) + "\n"
 
 
-def kernel_records(profile: Profile) -> list[dict]:
-    """The kernel summary as plain records (JSON and CSV)."""
+def kernel_records(profile: Profile, kernels: list[KernelStats] | None = None) -> list[dict]:
+    """The kernel summary as plain records (JSON and CSV), in the given order (default: largest first)."""
     records = []
-    for kernel in profile.kernel_stats():
+    for kernel in profile.kernel_stats() if kernels is None else kernels:
         value_key = "time_ns" if profile.unit == "ns" else "cycles"
         record = {
             "name": kernel.name,

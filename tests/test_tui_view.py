@@ -43,17 +43,16 @@ async def test_summary_toggle_and_sort():
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
         await pilot.press("k")
-        stats = table.profile.kernel_stats()
-        assert table.show_kernels and len(table.rows) == len(stats) == 50
-        values = [stats[i].value for i in table.rows]
+        assert table.show_kernels and len(table.rows) == len(table.profile.kernel_stats()) == 50
+        values = [k.value for k in table.kernels]
         assert values == sorted(values, reverse=True)
         await pilot.press("s")  # by launches
-        launches = [stats[i].launches for i in table.rows]
+        launches = [k.launches for k in table.kernels]
         assert table.sort_key == "launches" and launches == sorted(launches, reverse=True)
         assert "▼launches" in table.header_text(120)
         await pilot.press("s", "s")  # avg, then name
         assert table.sort_key == "name"
-        names = [stats[i].name for i in table.rows]
+        names = [k.name for k in table.kernels]
         assert names == sorted(names)
         await pilot.press("k")
         assert not table.show_kernels and table.profile.names[table.rows[0]] == "ROOT"

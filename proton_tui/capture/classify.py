@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .runner import ProcessResult
@@ -37,7 +37,6 @@ class OutputSignals:
     """What the stream said. Numbers are None when the line never came."""
 
     device: str | None = None
-    size_line: str | None = None
     max_abs_err: float | None = None
     result: str | None = None  # "PASS" or "FAIL"
     first_launch_ms: float | None = None  # includes Triton's compile
@@ -49,7 +48,6 @@ class OutputSignals:
     usage_error: str | None = None  # an argparse "prog: error: …" line
     exception: str | None = None  # the last line of the last traceback
     last_line: str | None = None
-    traceback: list[str] = field(default_factory=list)
 
 
 class OutputClassifier:
@@ -68,11 +66,10 @@ class OutputClassifier:
         if line.strip():
             signals.last_line = line.strip()
         if line.startswith("Traceback (most recent call last):"):
-            self._in_traceback, signals.traceback = True, [line]
+            self._in_traceback = True
             return
         if self._in_traceback:
-            signals.traceback.append(line)
-            if line[:1].isspace():
+            if not line.strip() or line[:1].isspace():  # a frame
                 return
             self._in_traceback = False
             signals.exception = line.strip()
@@ -91,8 +88,6 @@ class OutputClassifier:
         signals = self.signals
         if key == "device":
             signals.device = value
-        elif key == "size":
-            signals.size_line = line
         elif key == "max_abs_err":
             signals.max_abs_err = _number(value)
         else:

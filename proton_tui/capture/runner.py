@@ -13,7 +13,6 @@ import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 CHUNK_BYTES = 64 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a longer run without a newline is delivered as a line of its own
@@ -61,8 +60,8 @@ class ProcessResult:
 
 
 async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mapping[str, str] | None = None,
-                      cwd: str | Path | None = None, timeout: float | None = None,
-                      stop: asyncio.Event | None = None, grace_s: float = 2.0) -> ProcessResult:
+                      timeout: float | None = None, stop: asyncio.Event | None = None,
+                      grace_s: float = 2.0) -> ProcessResult:
     """Run ``argv`` and call ``on_lines`` with each batch of lines as it arrives.
 
     Setting ``stop`` or passing ``timeout`` ends the process group (SIGTERM, then SIGKILL after ``grace_s``)
@@ -71,7 +70,7 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        env=None if env is None else dict(env), cwd=cwd, start_new_session=True)
+        env=None if env is None else dict(env), start_new_session=True)
     group = proc.pid  # start_new_session makes the child a group leader
     reader = asyncio.create_task(_pump(proc.stdout, on_lines))
     try:
@@ -87,7 +86,8 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     finally:
         if group_alive(group):
             signal_group(group, signal.SIGKILL)
-        reader.cancel()
+        reader.cancel()  # only still running if a process outside the group holds the pipe
+        await asyncio.gather(reader, return_exceptions=True)  # its last line is delivered before we return
 
 
 async def _pump(stream: asyncio.StreamReader, on_lines: LineCallback) -> None:

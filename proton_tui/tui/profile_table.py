@@ -15,7 +15,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..hatchet import Profile
+from ..hatchet import KernelStats, Profile
 from ..report import Column, columns, kernel_cells, node_cells
 
 SORT_KEYS = ("time", "launches", "avg", "name")
@@ -64,7 +64,7 @@ class ProfileTable(ScrollView, can_focus=True):
     class Highlighted(Message):
         """The cursor moved to a node (tree) or kernel (summary)."""
 
-        def __init__(self, table: ProfileTable, node: int | None, kernel: int | None) -> None:
+        def __init__(self, table: ProfileTable, node: int | None, kernel: KernelStats | None) -> None:
             super().__init__()
             self.table, self.node, self.kernel = table, node, kernel
 
@@ -75,7 +75,8 @@ class ProfileTable(ScrollView, can_focus=True):
         self.sort_key = "time"
         self.show_kernels = False
         self.expanded: set[int] = {0}
-        self.rows: list[int] = []
+        self.rows: list[int] = []  # node ids (tree) or positions in self.kernels (summary)
+        self.kernels = []
         self._rebuild_rows()
         if len(self.rows) + sum(len(profile.children[n]) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             for node in list(self.rows[1:]):
@@ -97,8 +98,8 @@ class ProfileTable(ScrollView, can_focus=True):
 
     def _rebuild_rows(self, keep: int | None = None) -> None:
         if self.show_kernels:
-            stats = self.profile.kernel_stats()
-            self.rows = self._sorted_kernels(stats)
+            self.kernels = self.profile.kernels_sorted(self.sort_key)
+            self.rows = list(range(len(self.kernels)))
         else:
             self.rows = [0] + (self._flatten(0) if 0 in self.expanded else [])
         self._resize()
@@ -106,16 +107,6 @@ class ProfileTable(ScrollView, can_focus=True):
             self.cursor = self.rows.index(keep)
         else:
             self.cursor = min(self.cursor, len(self.rows) - 1)
-
-    def _sorted_kernels(self, stats) -> list[int]:
-        order = list(range(len(stats)))
-        keys = {
-            "time": lambda i: (-stats[i].value, stats[i].name),
-            "launches": lambda i: (-stats[i].launches, stats[i].name),
-            "avg": lambda i: (-stats[i].avg, stats[i].name),
-            "name": lambda i: (stats[i].name,),
-        }
-        return sorted(order, key=keys[self.sort_key])
 
     def _resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
@@ -195,8 +186,8 @@ class ProfileTable(ScrollView, can_focus=True):
 
     def action_toggle_summary(self) -> None:
         self.show_kernels = not self.show_kernels
-        self.cursor = 0
         self._rebuild_rows()
+        self.cursor = 0
 
     def action_cycle_sort(self) -> None:
         self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
@@ -213,7 +204,7 @@ class ProfileTable(ScrollView, can_focus=True):
         elif height > 0 and row >= top + height:
             self.scroll_to(y=row - height + 1, animate=False)
         self.refresh()
-        kernel = self.rows[row] if self.show_kernels else None
+        kernel = self.kernels[self.rows[row]] if self.show_kernels else None
         self.post_message(self.Highlighted(self, self.current_node, kernel))
 
     def on_resize(self) -> None:
@@ -247,7 +238,7 @@ class ProfileTable(ScrollView, can_focus=True):
         """One row as plain text (the name is data: never parsed as markup)."""
         profile = self.profile
         if self.show_kernels:
-            kernel = profile.kernel_stats()[self.rows[row]]
+            kernel = self.kernels[self.rows[row]]
             return self._line(kernel.name, kernel_cells(profile, kernel), width)
         node = self.rows[row]
         if profile.children[node]:

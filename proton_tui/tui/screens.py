@@ -81,7 +81,7 @@ class ProfileScreen(Screen):
         """The full name of the highlighted row and the numbers the table may have cut."""
         profile = self.profile
         if event.kernel is not None:
-            kernel = profile.kernel_stats()[event.kernel]
+            kernel = event.kernel
             where = ", ".join(kernel.devices) or "no device"
             return f"{kernel.name}\n{format_value(kernel.value, profile.unit)} over {kernel.launches:,} launches on {where}"
         node = event.node
