@@ -70,6 +70,10 @@ def view(
     show_internal: Annotated[
         bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
     ] = False,
+    export: Annotated[
+        Optional[Path],
+        typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file."),
+    ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
     from . import report
@@ -83,6 +87,18 @@ def view(
     except CaptureError as error:
         fail(str(error))
     shown = profile.filtered(include_re, exclude_re)
+    if export is not None:
+        from .export import export_text, format_for_path, write_export
+
+        try:
+            mask = None if kernels else shown.shown(threshold, depth)
+            view_name = "kernels" if kernels else "tree"
+            text = export_text(shown, view=view_name, fmt=format_for_path(export), shown=mask)
+            write_export(export, text)
+        except (OSError, ValueError) as error:
+            fail(str(error))
+        typer.echo(f"wrote the {view_name} view to {export}", err=True)
+        return
     if as_json:
         import orjson
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO
 
 import typer
+
+if TYPE_CHECKING:
+    from .capture.command import Command
+    from .capture.session import RunPlan, RunResult
 
 KERNEL_ROWS = 10
 
@@ -71,14 +75,14 @@ def run(
     raise typer.Exit(result.verdict.exit_code)
 
 
-def _execute(plan, stream):
+def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
     """Run the plan on a fresh event loop; Ctrl-C (or SIGTERM) ends the run's process group."""
     import asyncio
     import signal
 
     from .capture.session import execute_run
 
-    def show_start(run_dir: Path, command) -> None:
+    def show_start(run_dir: Path, command: Command) -> None:
         stream.write(f"$ {command.display()}\n")
         stream.flush()
 
@@ -86,7 +90,7 @@ def _execute(plan, stream):
         stream.write("".join(line + "\n" for line in lines))
         stream.flush()
 
-    async def main():
+    async def main() -> RunResult:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -99,7 +103,7 @@ def _execute(plan, stream):
     return asyncio.run(main())
 
 
-def _report(result, as_json: bool) -> None:
+def _report(result: RunResult, as_json: bool) -> None:
     """The verdict, its hints, the run folder and the top of the kernel table (or run.json with --json)."""
     out = sys.stderr if as_json else sys.stdout
     verdict = result.verdict

@@ -43,10 +43,16 @@ class KernelStats:
     launches: int
     bytes: float
     devices: tuple[str, ...]
+    unit: str = "ns"
 
     @property
     def avg(self) -> float:
         return self.value / self.launches if self.launches else 0.0
+
+    @property
+    def gbps(self) -> float | None:
+        """Bytes over time (GB/s) when the kernel declared bytes; None otherwise (or for cycle captures)."""
+        return self.bytes / self.value if self.bytes and self.value and self.unit == "ns" else None
 
 
 @dataclass
@@ -108,17 +114,20 @@ class Profile:
                     entry[2] += self.bytes[i]
                     if self.devices[i]:
                         entry[3].add(self.devices[i])
-            stats = [KernelStats(name, v, n, b, tuple(sorted(d))) for name, (v, n, b, d) in by_name.items()]
+            stats = [
+                KernelStats(name, v, n, b, tuple(sorted(d)), self.unit) for name, (v, n, b, d) in by_name.items()
+            ]
             stats.sort(key=lambda k: (-k.value, k.name))
             self._kernel_stats = stats
         return self._kernel_stats
 
     def kernels_sorted(self, sort_key: str = "time") -> list[KernelStats]:
-        """The kernel summary in display order: by total time (largest first), launches, average or name."""
+        """The kernel summary in display order: largest first by time, launches, average or GB/s; or by name."""
         keys = {
             "time": lambda k: (-k.value, k.name),
-            "launches": lambda k: (-k.launches, k.name),
-            "avg": lambda k: (-k.avg, k.name),
+            "launches": lambda k: (-k.launches, -k.value, k.name),
+            "avg": lambda k: (-k.avg, -k.value, k.name),
+            "gbps": lambda k: (-(k.gbps or -1.0), -k.value, k.name),
             "name": lambda k: (k.name,),
         }
         return sorted(self.kernel_stats(), key=keys[sort_key])
@@ -221,15 +230,55 @@ class Profile:
         return 100.0 * achieved * 1e9 / peak if peak else None
 
     def sorted_children(self, node: int, key: str = "time") -> list[int]:
-        """Children of a node in display order: by inclusive value (largest first), launches, avg or name."""
+        """Children of a node in display order: largest first by inclusive time, launches, avg or GB/s; or by name."""
         kids = self.children[node]
         if key == "name":
             return sorted(kids, key=lambda c: (self.names[c], c))
-        if key == "launches":
-            return sorted(kids, key=lambda c: (-self.launches[c], -self.inclusive[c], self.names[c], c))
-        if key == "avg":
-            return sorted(kids, key=lambda c: (-self.avg(c), -self.inclusive[c], self.names[c], c))
-        return sorted(kids, key=lambda c: (-self.inclusive[c], self.names[c], c))
+        first = {
+            "time": lambda c: 0.0,
+            "launches": lambda c: -self.launches[c],
+            "avg": lambda c: -self.avg(c),
+            "gbps": lambda c: -(self.gbps(c) or -1.0),
+        }[key]
+        return sorted(kids, key=lambda c: (first(c), -self.inclusive[c], self.names[c], c))
+
+    def tflops(self, node: int) -> dict[str, float]:
+        """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
+        if self.unit != "ns" or not self.has_own[node] or not self.inclusive[node]:
+            return {}
+        seconds = self.inclusive[node] * 1e-9
+        return {
+            key: value / seconds / 1e12
+            for key, value in self.metrics[node].items()
+            if FLOPS_KEY.match(key) and _is_number(value) and value
+        }
+
+    def device_totals(self) -> dict[str, float]:
+        """Kernel time (or cycles) per device, as the capture labels the kernels."""
+        totals: dict[str, float] = {}
+        for node in range(self.node_count):
+            if self.is_kernel[node]:
+                totals[self.devices[node]] = totals.get(self.devices[node], 0.0) + self.inclusive[node]
+        return dict(sorted(totals.items()))
+
+    def device_warnings(self) -> list[str]:
+        """What a multi-device capture cannot tell apart, said plainly."""
+        ran_on = sorted(d for d in self.device_totals() if d)
+        listed = {f"{kind}:{i}" for kind, ids in self.device_info.items() if isinstance(ids, dict) for i in ids}
+        warnings = []
+        if len(ran_on) > 1:
+            warnings.append(
+                f"kernels ran on {len(ran_on)} devices ({', '.join(ran_on)}): Proton merges same-named kernels "
+                "launched from one calling context on different GPUs into one node labelled with a single device, "
+                "so per-device totals can be off; scope each GPU's work to tell them apart"
+            )
+        missing = [d for d in ran_on if d not in listed]
+        if missing and listed:
+            warnings.append(
+                f"device_info lists {', '.join(sorted(listed))} but not {', '.join(missing)} "
+                "(Triton 3.6's multi-GPU metadata bug): no peak bandwidth for those"
+            )
+        return warnings
 
     def avg(self, node: int) -> float:
         launches = self.launches[node]

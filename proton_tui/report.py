@@ -66,8 +66,7 @@ def node_cells(profile: Profile, node: int) -> list[str]:
 
 def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
     """The numeric cells of one kernel-summary row, matching columns(profile)."""
-    unit = profile.unit
-    gbps = kernel.bytes / kernel.value if kernel.bytes and kernel.value and unit == "ns" else None
+    unit, gbps = profile.unit, kernel.gbps
     peaks = {profile.peak_bytes_per_s(device) for device in kernel.devices}
     peak = peaks.pop() if len(peaks) == 1 else None
     cells = [
@@ -81,6 +80,50 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
     if len(profile.device_names()) > 1:
         cells.append(",".join(kernel.devices))
     return cells
+
+
+def device_lines(profile: Profile) -> list[str]:
+    """Per-device kernel totals and the warnings of a multi-device capture (nothing for a single device)."""
+    totals = profile.device_totals()
+    if len(totals) < 2:
+        return []
+    shares = "  ".join(
+        f"{device or 'no device'} {format_value(value, profile.unit)} ({format_percent(profile.percent(value))})"
+        for device, value in totals.items()
+    )
+    return [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]
+
+
+def node_details(profile: Profile, node: int, readable_name: str | None = None) -> list[tuple[str, str]]:
+    """Everything known about one node, as (label, value) pairs: names, numbers, derived metrics, raw metrics."""
+    unit = profile.unit
+    rows = [("name", profile.names[node])]
+    if readable_name and readable_name != profile.names[node]:
+        rows.append(("readable", readable_name))
+    rows += [
+        ("time" if unit == "ns" else "cycles", f"{format_value(profile.inclusive[node], unit)} "
+         f"({format_percent(profile.percent(profile.inclusive[node]))} of the capture)"),
+        ("launches", f"{profile.launches[node]:,}"),
+    ]
+    if profile.launches[node]:
+        rows.append(("avg", format_value(profile.avg(node), unit)))
+    if profile.devices[node]:
+        rows.append(("device", profile.devices[node]))
+    if profile.gbps(node) is not None:
+        peak = profile.peak_bytes_per_s(profile.devices[node])
+        share = profile.peak_percent(node)
+        bandwidth = f"{format_gbps(profile.gbps(node))} GB/s"
+        if peak:
+            bandwidth += f", {format_percent(share)} of the {peak / 1e9:,.0f} GB/s peak in device_info"
+            if share and share > 100:
+                bandwidth += " (above the HBM peak: the working set is likely cache-resident)"
+        rows.append(("bandwidth", bandwidth))
+    rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
+             for key, value in profile.tflops(node).items()]
+    raw = ", ".join(f"{key}={value}" for key, value in sorted(profile.metrics[node].items()))
+    rows.append(("metrics", raw or "(none: a scope or frame; its numbers are its children's sums)"))
+    rows.append(("path", profile.path_of(node)))
+    return rows
 
 
 def header_line(profile: Profile) -> str:
@@ -106,6 +149,7 @@ def tree_text(profile: Profile, shown: list[bool] | None = None) -> str:
     lines = [header_line(profile)]
     if profile.is_empty:
         return lines[0] + "\n"
+    lines += device_lines(profile)
     cols = columns(profile)
     lines.append(aligned_row([c.title for c in cols], cols, "name"))
     stack = [(0, "", "")]
@@ -148,7 +192,7 @@ def kernel_records(profile: Profile, kernels: list[KernelStats] | None = None) -
             "launches": kernel.launches,
             f"avg_{value_key}": kernel.avg,
             "bytes": kernel.bytes or None,
-            "gbps": kernel.bytes / kernel.value if kernel.bytes and kernel.value and profile.unit == "ns" else None,
+            "gbps": kernel.gbps,
             "devices": list(kernel.devices),
         }
         records.append(record)

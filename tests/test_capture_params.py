@@ -43,6 +43,7 @@ def test_strings_from_a_form_are_converted():
     ("mode", "api", "--mode"), ("device", "gpu0", "--device"), ("device", "-1", "--device"),
     ("timeout", "-3", "--timeout"), ("timeout", "soon", "--timeout"), ("name", "a/b", "--name"),
     ("name", "", "--name"), ("name", "../up", "--name"), ("python", " ", "--python"),
+    ("payload", "/no/such/payload.py", "--payload"),
 ])
 def test_bad_values_are_refused_naming_the_flag(field, value, flag):
     with pytest.raises(ParamError) as caught:

@@ -104,13 +104,19 @@ async def test_stop_ends_the_group_after_a_live_line(pidfile):
     assert not running(child) and not running(grandchild)
 
 
-async def test_timeout_and_sigterm_ignored(pidfile):
-    started = time.monotonic()
-    result = await run_process([PY, str(SCRIPTS / "hang.py"), "--ignore-term"], Collector(), timeout=1.5,
+async def test_sigterm_ignored_escalates_to_sigkill(pidfile):
+    collect = Collector(trigger="ready")
+    result = await run_process([PY, str(SCRIPTS / "hang.py"), "--ignore-term"], collect, stop=collect.stop,
                                grace_s=0.5)
     child, grandchild = await wait_for_pids(pidfile)
-    assert result.ended_by == "timeout" and result.exit_code == -9  # SIGTERM was ignored: SIGKILL ended it
-    assert time.monotonic() - started < 10
+    assert result.ended_by == "cancelled" and result.exit_code == -9  # SIGTERM was ignored: SIGKILL ended it
+    assert not running(child) and not running(grandchild)
+
+
+async def test_timeout_ends_the_group(pidfile):
+    result = await run_process([PY, str(SCRIPTS / "hang.py")], Collector(), timeout=2.5)
+    child, grandchild = await wait_for_pids(pidfile)
+    assert result.ended_by == "timeout" and 2.5 <= result.wall_s < 10
     assert not running(child) and not running(grandchild)
 
 
@@ -189,18 +195,8 @@ async def test_cancelling_a_run_task_still_writes_run_json(tmp_path, pidfile):
 
 
 @pytest.mark.slow
-async def test_real_payload_through_the_runner():
-    collect = Collector()
-    payload = Path(__file__).parents[1] / "payload" / "vecadd.py"
-    result = await run_process([PY, str(payload), "--size", "2048", "--iters", "2", "--device", "cpu"], collect)
-    assert result.exit_code == 0
-    assert collect.lines[0] == "vecadd: device=cpu (Triton interpreter, TRITON_INTERPRET=1)"
-    assert collect.lines[-2:] == ["vecadd: max_abs_err=0.000e+00", "vecadd: PASS"]
-
-
-@pytest.mark.slow
 async def test_real_payload_run_unprofiled(tmp_path):
-    params = RunParams(python=PY, size=2048, iters=2, profile=False, output=tmp_path)
+    params = RunParams(python=PY, size=2048, iters=2, profile=False, device="cpu", output=tmp_path)
     plan = plan_run(params)
     starts = []
     collect = Collector()
@@ -216,7 +212,7 @@ async def test_real_payload_run_unprofiled(tmp_path):
     assert record["interpreter"]["torch_version"] == plan.info.torch_version
     assert record["compile_ms"] > 0 and record["wall_s"] > 0 and record["params"]["size"] == 2048
     assert record["backend_requested"] is None and record["metrics_summary"] is None
-    assert record["env"]["PYTHONUNBUFFERED"] == "1"
+    assert record["env"]["PYTHONUNBUFFERED"] == "1" and record["env"]["TRITON_INTERPRET"] == "1"
 
 
 def test_run_folders_never_overwrite(tmp_path):
@@ -228,22 +224,6 @@ def test_run_folders_never_overwrite(tmp_path):
     first, second, third = (create_run_dir(tmp_path, "vecadd", moment) for _ in range(3))
     assert [p.name for p in (first, second, third)] == ["20260101-120000-vecadd", "20260101-120000-vecadd-2",
                                                          "20260101-120000-vecadd-3"]
-
-
-@pytest.mark.slow
-async def test_profiled_run_without_gpu_is_no_capture(tmp_path):
-    if has_gpu:
-        pytest.skip("this machine has a GPU: Proton would capture")
-    params = RunParams(python=PY, size=2048, iters=2, output=tmp_path)
-    plan = plan_run(params)
-    assert any("sees no GPU" in warning for warning in plan.warnings) and plan.refusal is None
-    result = await execute_run(plan)
-    assert result.verdict.outcome is Outcome.NO_CAPTURE
-    assert "Proton failed before the payload started" in result.verdict.message
-    assert "0 active drivers" in result.verdict.message
-    record = orjson.loads((result.run_dir / "run.json").read_bytes())
-    assert record["verdict"] == "no capture written" and record["backend_requested"] == "auto"
-    assert record["capture"] == str(result.run_dir / "vecadd.hatchet")
 
 
 # GPU: a real capture with Proton. Small sizes keep them quick.

@@ -165,7 +165,8 @@ def decide_verdict(classifier: OutputClassifier, process: ProcessResult, capture
         err = "" if signals.max_abs_err is None else f" (max_abs_err={signals.max_abs_err:.3e})"
         return Verdict(Outcome.FAIL, f"FAIL: the kernel's output differs from x + y{err}", hints)
     if capture is not None and capture.missing and (signals.device is None or signals.result == "PASS"):
-        where = "Proton failed before the payload started" if signals.device is None else f"Proton left no {capture.path}"
+        where = ("Proton failed before the payload started" if signals.device is None
+                 else f"Proton left no {capture.path}")
         return Verdict(Outcome.NO_CAPTURE, f"no capture written: {where}" + (f": {error}" if error else ""), hints)
     if signals.result != "PASS" or error or process.exit_code != 0:
         return Verdict(Outcome.PAYLOAD_ERROR, f"payload error: {_payload_problem(classifier, process)}", hints)

@@ -118,3 +118,5 @@ class RunParams:
         set_(self, "output", Path(self.output))
         if self.payload is not None:
             set_(self, "payload", Path(self.payload))
+            if not self.payload.is_file():
+                raise ParamError("--payload", f"{self.payload}: no such file")

@@ -6,6 +6,8 @@ costs a list of ints, not a widget per node.
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding
@@ -16,9 +18,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..hatchet import KernelStats, Profile
+from ..names import display_name
 from ..report import Column, columns, kernel_cells, node_cells
 
-SORT_KEYS = ("time", "launches", "avg", "name")
+SORT_KEYS = ("time", "launches", "avg", "gbps", "name")
+SORT_COLUMN = {"time": 0, "launches": 2, "avg": 3, "gbps": 4}  # the column each sort key marks
 MIN_NAME_WIDTH = 24
 AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
 
@@ -30,6 +34,15 @@ def fit(text: str, width: int) -> str:
             text = text[:-1]
         text += "…"
     return text + " " * (width - cell_len(text))
+
+
+def node_key(profile: Profile, node: int) -> tuple[str, ...]:
+    """A node's names from ROOT down: survives filtering, which renumbers nodes."""
+    names = []
+    while node >= 0:
+        names.append(profile.names[node])
+        node = profile.parents[node]
+    return tuple(reversed(names))
 
 
 class ProfileTable(ScrollView, can_focus=True):
@@ -49,14 +62,18 @@ class ProfileTable(ScrollView, can_focus=True):
         Binding("c", "collapse_all", "Collapse all"),
         Binding("k", "toggle_summary", "Kernels/tree"),
         Binding("s", "cycle_sort", "Sort"),
+        Binding("S", "reverse_sort", "Reverse sort", show=False),
+        Binding("d", "toggle_names", "Raw/readable names", show=False),
+        Binding("n", "next_match(1)", "Next match", show=False),
+        Binding("N", "next_match(-1)", "Previous match", show=False),
     ]
-    COMPONENT_CLASSES = {"profile-table--cursor", "profile-table--header", "profile-table--kernel"}
+    COMPONENT_CLASSES = {"profile-table--cursor", "profile-table--header", "profile-table--match"}
     DEFAULT_CSS = """
     ProfileTable { height: 1fr; }
     ProfileTable > .profile-table--header { text-style: bold; background: $panel; }
     ProfileTable > .profile-table--cursor { background: $accent 40%; }
     ProfileTable:focus > .profile-table--cursor { background: $accent; color: $text; }
-    ProfileTable > .profile-table--kernel { color: $text; }
+    ProfileTable > .profile-table--match { color: $warning; text-style: bold; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -71,42 +88,52 @@ class ProfileTable(ScrollView, can_focus=True):
     def __init__(self, profile: Profile, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.profile = profile
+        self.shown: list[bool] | None = None  # rows hidden by depth or threshold, with their subtrees
         self.columns: list[Column] = columns(profile)
         self.sort_key = "time"
+        self.reverse_order = False  # True flips the sort's natural direction (largest first; names A to Z)
         self.show_kernels = False
+        self.readable: dict[str, str] | None = None  # raw name -> demangled, once known
+        self.use_readable = True
+        self.matches = []
         self.expanded: set[int] = {0}
         self.rows: list[int] = []  # node ids (tree) or positions in self.kernels (summary)
-        self.kernels = []
+        self.kernels: list[KernelStats] = []
         self._rebuild_rows()
         if len(self.rows) + sum(len(profile.children[n]) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
-            for node in list(self.rows[1:]):
-                self.expanded.add(node)
+            self.expanded.update(self.rows[1:])
             self._rebuild_rows()
 
     # ---- rows -------------------------------------------------------------------------------------------------
+    def _children(self, node: int) -> list[int]:
+        kids = self.profile.sorted_children(node, self.sort_key)
+        if self.reverse_order:
+            kids.reverse()
+        return kids if self.shown is None else [kid for kid in kids if self.shown[kid]]
+
     def _flatten(self, top: int) -> list[int]:
         """Visible descendants of an expanded node, in display order (top itself excluded)."""
-        profile, expanded, sort_key = self.profile, self.expanded, self.sort_key
-        out: list[int] = []
-        stack = list(reversed(profile.sorted_children(top, sort_key)))
+        expanded, out = self.expanded, []
+        stack = list(reversed(self._children(top)))
         while stack:
             node = stack.pop()
             out.append(node)
-            if node in expanded and profile.children[node]:
-                stack.extend(reversed(profile.sorted_children(node, sort_key)))
+            if node in expanded:
+                stack.extend(reversed(self._children(node)))
         return out
 
     def _rebuild_rows(self, keep: int | None = None) -> None:
         if self.show_kernels:
             self.kernels = self.profile.kernels_sorted(self.sort_key)
+            if self.reverse_order:
+                self.kernels.reverse()
             self.rows = list(range(len(self.kernels)))
         else:
             self.rows = [0] + (self._flatten(0) if 0 in self.expanded else [])
         self._resize()
-        if keep is not None and keep in self.rows:
-            self.cursor = self.rows.index(keep)
-        else:
-            self.cursor = min(self.cursor, len(self.rows) - 1)
+        self.cursor = self.rows.index(keep) if keep is not None and keep in self.rows else min(
+            self.cursor, len(self.rows) - 1
+        )
 
     def _resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
@@ -117,9 +144,13 @@ class ProfileTable(ScrollView, can_focus=True):
         """The node under the cursor in tree mode."""
         return None if self.show_kernels or not self.rows else self.rows[self.cursor]
 
+    def has_children(self, node: int) -> bool:
+        kids = self.profile.children[node]
+        return bool(kids) if self.shown is None else any(self.shown[kid] for kid in kids)
+
     def expand(self, node: int) -> None:
         """Open one node, splicing its visible descendants in after it."""
-        if self.show_kernels or node in self.expanded or not self.profile.children[node]:
+        if self.show_kernels or node in self.expanded or not self.has_children(node):
             return
         self.expanded.add(node)
         at = self.cursor if self.rows[self.cursor] == node else self.rows.index(node)
@@ -137,6 +168,95 @@ class ProfileTable(ScrollView, can_focus=True):
             end += 1
         del self.rows[at + 1 : end]
         self._resize()
+
+    def show_profile(self, profile: Profile, shown: list[bool] | None) -> None:
+        """Swap in a filtered profile (and depth/threshold mask), keeping what was open and where the cursor was."""
+        open_keys = {node_key(self.profile, node) for node in self.expanded}
+        current = self.current_node
+        cursor_key = node_key(self.profile, current) if current is not None else None
+        self.profile, self.shown, self.columns, self.matches = profile, shown, columns(profile), []
+        self.expanded = {node for node in range(profile.node_count) if node_key(profile, node) in open_keys} | {0}
+        keep = next((n for n in range(profile.node_count) if node_key(profile, n) == cursor_key), None)
+        self._rebuild_rows(keep)
+
+    @property
+    def matches(self) -> list[int]:
+        """Search hits: node ids (tree) or kernel positions (summary)."""
+        return self._matches
+
+    @matches.setter
+    def matches(self, hits: list[int]) -> None:
+        self._matches, self.match_set = hits, set(hits)
+
+    # ---- names and search -------------------------------------------------------------------------------------
+    def set_readable_names(self, readable: dict[str, str]) -> None:
+        self.readable = readable
+        self.refresh()
+
+    def shown_name(self, raw: str) -> str:
+        """The name as displayed: readable (demangled C++, `func  file:line` frames) unless raw is asked for."""
+        return display_name(raw, self.readable) if self.use_readable else raw
+
+    def search(self, pattern: re.Pattern) -> int:
+        """Find nodes (or kernels) whose raw or shown name matches; jump to the first one after the cursor."""
+        if self.show_kernels:
+            self.matches = [i for i, k in enumerate(self.kernels) if self._name_matches(pattern, k.name)]
+        else:
+            names = self.profile.names
+            self.matches = [n for n in range(1, self.profile.node_count) if self._name_matches(pattern, names[n])]
+            if self.shown is not None:
+                self.matches = [n for n in self.matches if self._visible_ancestry(n)]
+        self.action_next_match(1)
+        self.refresh()
+        return len(self.matches)
+
+    def _name_matches(self, pattern: re.Pattern, raw: str) -> bool:
+        return bool(pattern.search(raw) or pattern.search(self.shown_name(raw)))
+
+    def _visible_ancestry(self, node: int) -> bool:
+        while node > 0:
+            if not self.shown[node]:
+                return False
+            node = self.profile.parents[node]
+        return True
+
+    def action_next_match(self, direction: int) -> None:
+        """Move to the next (or previous) match, opening its ancestors in the tree."""
+        if not self.matches:
+            return
+        if self.show_kernels:
+            here = self.cursor
+            ahead = [m for m in self.matches if (m - here) * direction > 0]
+            wrap = self.matches[0 if direction > 0 else -1]
+            self.cursor = (ahead[0] if direction > 0 else ahead[-1]) if ahead else wrap
+            return
+        order = {node: index for index, node in enumerate(self._display_order())}
+        ranked = sorted(self.matches, key=order.__getitem__)
+        here = order.get(self.current_node, -1)
+        ahead = [m for m in ranked if (order[m] - here) * direction > 0]
+        target = (ahead[0] if direction > 0 else ahead[-1]) if ahead else ranked[0 if direction > 0 else -1]
+        self.reveal(target)
+
+    def _display_order(self) -> list[int]:
+        """Every node in the order the fully expanded tree would show it."""
+        out, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(self._children(node)))
+        return out
+
+    def reveal(self, node: int) -> None:
+        """Open every ancestor of a node and put the cursor on it."""
+        ancestors, parent = [], self.profile.parents[node]
+        while parent >= 0:
+            ancestors.append(parent)
+            parent = self.profile.parents[parent]
+        if any(a not in self.expanded for a in ancestors):
+            self.expanded.update(ancestors)
+            self._rebuild_rows(node)
+        else:
+            self.cursor = self.rows.index(node)
 
     # ---- actions ----------------------------------------------------------------------------------------------
     def action_cursor(self, delta: int) -> None:
@@ -157,7 +277,7 @@ class ProfileTable(ScrollView, can_focus=True):
         node = self.current_node
         if node is None:
             return
-        if node in self.expanded and self.profile.children[node]:
+        if node in self.expanded and self.has_children(node):
             self.action_cursor(1)
         else:
             self.expand(node)
@@ -166,7 +286,7 @@ class ProfileTable(ScrollView, can_focus=True):
         node = self.current_node
         if node is None:
             return
-        if node in self.expanded and self.profile.children[node] and node != 0:
+        if node in self.expanded and self.has_children(node) and node != 0:
             self.collapse(node)
         elif node > 0:
             self.cursor = self.rows.index(self.profile.parents[node])
@@ -186,13 +306,35 @@ class ProfileTable(ScrollView, can_focus=True):
 
     def action_toggle_summary(self) -> None:
         self.show_kernels = not self.show_kernels
+        self.matches = []
         self._rebuild_rows()
         self.cursor = 0
 
     def action_cycle_sort(self) -> None:
         self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
+        if self.sort_key == "gbps" and not self.profile.has_bytes:
+            self.sort_key = "name"
+        self.reverse_order = False
+        self._resort()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse_order = not self.reverse_order
+        self._resort()
+
+    @property
+    def descending(self) -> bool:
+        return (self.sort_key != "name") != self.reverse_order
+
+    def _resort(self) -> None:
         self._rebuild_rows(self.current_node)
-        self.notify(f"Sorted by {self.sort_key}", timeout=2)
+        direction = "descending" if self.descending else "ascending"
+        self.notify(f"Sorted by {self.sort_key}, {direction}", timeout=2)
+
+    def action_toggle_names(self) -> None:
+        self.use_readable = not self.use_readable
+        self.refresh()
+        self.cursor = self.cursor  # re-announce the row so the detail pane follows
+        self.notify("Readable names" if self.use_readable else "Raw names", timeout=2)
 
     # ---- events -----------------------------------------------------------------------------------------------
     def watch_cursor(self, row: int) -> None:
@@ -222,12 +364,13 @@ class ProfileTable(ScrollView, can_focus=True):
         return max(MIN_NAME_WIDTH, width - sum(col.width + 2 for col in self.columns))
 
     def header_text(self, width: int) -> str:
-        """The column titles, aligned with the rows; the active sort column is marked."""
-        marks = {"time": 0, "launches": 2, "avg": 3}
+        """The column titles, aligned with the rows; the sort column carries ▼ (descending) or ▲ (ascending)."""
+        arrow = "▼" if self.descending else "▲"
         titles = [col.title for col in self.columns]
-        if self.sort_key in marks:
-            titles[marks[self.sort_key]] = "▼" + titles[marks[self.sort_key]]
-        name = ("kernel" if self.show_kernels else "name") + (" ▲" if self.sort_key == "name" else "")
+        column = SORT_COLUMN.get(self.sort_key)
+        if column is not None and column < len(titles):
+            titles[column] = arrow + titles[column]
+        name = ("kernel" if self.show_kernels else "name") + (f" {arrow}" if self.sort_key == "name" else "")
         return self._line(name, titles, width)
 
     def _line(self, name: str, cells: list[str], width: int) -> str:
@@ -239,13 +382,13 @@ class ProfileTable(ScrollView, can_focus=True):
         profile = self.profile
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
-            return self._line(kernel.name, kernel_cells(profile, kernel), width)
+            return self._line(self.shown_name(kernel.name), kernel_cells(profile, kernel), width)
         node = self.rows[row]
-        if profile.children[node]:
+        if self.has_children(node):
             marker = "▾ " if node in self.expanded else "▸ "
         else:
             marker = "  "
-        label = "  " * profile.depths[node] + marker + profile.names[node]
+        label = "  " * profile.depths[node] + marker + self.shown_name(profile.names[node])
         return self._line(label, node_cells(profile, node), width)
 
     def render_line(self, y: int) -> Strip:
@@ -260,6 +403,6 @@ class ProfileTable(ScrollView, can_focus=True):
         style = base
         if row == self.cursor:
             style = base + self.get_component_rich_style("profile-table--cursor")
-        elif not self.show_kernels and self.profile.is_kernel[self.rows[row]]:
-            style = base + self.get_component_rich_style("profile-table--kernel")
+        elif self.rows[row] in self.match_set:
+            style = base + self.get_component_rich_style("profile-table--match")
         return Strip([Segment(self.row_text(row, width), style)], width)

@@ -1,0 +1,161 @@
+"""`proton-tui run`: live output, verdict, run folder; exit 0 PASS, 1 failed run, 2 usage or configuration."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from proton_tui.cli import app
+from proton_tui.capture.probe import probe_interpreter
+
+SCRIPTS = Path(__file__).parent / "scripts"
+TINY = ["--size", "2048", "--iters", "2"]
+has_gpu = probe_interpreter(sys.executable).gpu_count > 0
+
+
+def invoke(*args: str, output: Path | None = None):
+    extra = ["--output", str(output)] if output is not None else []
+    return CliRunner().invoke(app, ["run", *args, *extra])
+
+
+def only_run(output: Path) -> Path:
+    (run_dir,) = output.iterdir()
+    return run_dir
+
+
+def running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--size", "3x"], "--size: '3x' is not a size"),
+    (["--block-size", "1000"], "--block-size: 1000 is not a power of two"),
+    (["--iters", "0"], "--iters: '0' is not a positive integer"),
+    (["--backend", "rocprof"], "--backend: 'rocprof' is not one of auto, cupti, roctracer, rocprofiler"),
+    (["--context", "deep"], "--context: 'deep' is not one of shadow, python"),
+    (["--mode", "api"], "--mode: 'api' is not one of cli, env"),
+    (["--device", "gpu0"], "--device: 'gpu0' is not auto, cpu or a GPU index"),
+    (["--timeout", "-1"], "--timeout: '-1' must be positive"),
+    (["--name", "a/b"], "--name: 'a/b' must be letters"),
+    (["--python", "/no/such/python"], "interpreter '/no/such/python' not found"),
+    (["--bogus"], "No such option: --bogus"),
+])
+def test_bad_flags_exit_2_with_one_line(args, message, tmp_path):
+    result = invoke(*args, output=tmp_path / "runs")
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+    if args[0] != "--bogus":  # Typer reports unknown options itself
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("proton-tui: error: ")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_refused_configuration_exits_2_before_anything_runs(tmp_path):
+    result = invoke("--backend", "roctracer", output=tmp_path)
+    assert result.exit_code == 2
+    assert "proton-tui: refused: backend roctracer in cli mode is refused" in result.stderr
+    assert "--mode env" in result.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_crashing_payload_exits_1(tmp_path):
+    result = invoke("--no-profile", "--payload", str(SCRIPTS / "crash.py"), output=tmp_path)
+    assert result.exit_code == 1
+    assert "vecadd: device=cpu (crash test)" in result.stdout
+    assert "verdict: payload error: RuntimeError: boom: the payload crashed on purpose" in result.stdout
+    assert f"run folder: {only_run(tmp_path)}" in result.stdout
+
+
+def test_hanging_payload_times_out_and_leaves_nothing(tmp_path, monkeypatch):
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("PROTON_TUI_TEST_PIDFILE", str(pidfile))
+    result = invoke("--no-profile", "--payload", str(SCRIPTS / "hang.py"), "--timeout", "3",
+                    output=tmp_path / "runs")
+    assert result.exit_code == 1 and "verdict: timed out after 3." in result.stdout
+    child, grandchild = map(int, pidfile.read_text().split())
+    assert not running(child) and not running(grandchild)
+    assert orjson.loads((only_run(tmp_path / "runs") / "run.json").read_bytes())["verdict"] == "timed out"
+
+
+def test_ctrl_c_cancels_the_run_and_its_process_group(tmp_path):
+    pidfile = tmp_path / "pids"
+    env = {**os.environ, "PROTON_TUI_TEST_PIDFILE": str(pidfile)}
+    cli = subprocess.Popen([sys.executable, "-m", "proton_tui", "run", "--no-profile", "--payload",
+                            str(SCRIPTS / "hang.py"), "--output", str(tmp_path / "runs")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(600):
+            if pidfile.exists() and pidfile.read_text().endswith("\n"):
+                break
+            time.sleep(0.05)
+        child, grandchild = map(int, pidfile.read_text().split())
+        time.sleep(0.3)  # let "ready" reach the CLI
+        cli.send_signal(signal.SIGINT)
+        stdout, stderr = cli.communicate(timeout=30)
+    finally:
+        cli.kill()
+    assert cli.returncode == 1, stderr
+    assert "ready" in stdout and "verdict: cancelled after" in stdout
+    assert not running(child) and not running(grandchild)
+    assert orjson.loads((only_run(tmp_path / "runs") / "run.json").read_bytes())["verdict"] == "cancelled"
+
+
+@pytest.mark.slow
+def test_pass_unprofiled_prints_live_lines_then_json(tmp_path):
+    result = invoke(*TINY, "--device", "cpu", "--no-profile", "--json", output=tmp_path)
+    assert result.exit_code == 0, result.output
+    record = orjson.loads(result.stdout)  # with --json, stdout is run.json and nothing else
+    assert record["verdict"] == "PASS" and record["run_dir"] == str(only_run(tmp_path))
+    assert record == orjson.loads((only_run(tmp_path) / "run.json").read_bytes())
+    assert "vecadd: device=cpu (Triton interpreter, TRITON_INTERPRET=1)\n" in result.stderr
+    assert "vecadd: PASS\n\nverdict: PASS: the kernel matched x + y (not profiled)" in result.stderr
+    assert "warning" not in result.stderr  # the interpreter warning is for profiled runs only
+
+
+@pytest.mark.slow
+def test_fail_exits_1(tmp_path):
+    result = invoke(*TINY, "--device", "cpu", "--no-profile", "--inject-bug", output=tmp_path)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("$ env PYTHONUNBUFFERED=1 TRITON_INTERPRET=1 ")
+    assert lines[0].endswith(" --device cpu --inject-bug")
+    assert "vecadd: FAIL" in lines
+    assert any(line.startswith("verdict: FAIL: the kernel's output differs from x + y (max_abs_err=")
+               for line in lines)
+    assert lines[-1] == f"run folder: {only_run(tmp_path)}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(has_gpu, reason="on a GPU machine Proton captures: this checks the no-GPU outcome")
+def test_profiling_without_a_gpu_is_a_failed_run_with_the_reason(tmp_path):
+    result = invoke(*TINY, output=tmp_path)
+    assert result.exit_code == 1
+    assert "proton-tui: warning: " in result.stderr and "sees no GPU" in result.stderr
+    assert ("verdict: no capture written: Proton failed before the payload started: RuntimeError: 0 active "
+            "drivers") in result.stdout
+    assert "hint: Triton found no GPU driver" in result.stdout
+    run_dir = only_run(tmp_path)
+    record = orjson.loads((run_dir / "run.json").read_bytes())
+    assert record["verdict"] == "no capture written" and record["exit_code"] == 1
+    assert record["backend_requested"] == "auto" and record["backend_resolved"] is None
+    assert record["capture"] == str(run_dir / "vecadd.hatchet") and record["metrics_summary"] is None
+    assert record["argv"][1:3] == ["-m", "triton.profiler.proton"]
+    assert "RuntimeError: 0 active drivers" in (run_dir / "stdout.log").read_text()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+def test_gpu_run_prints_the_kernel_table(tmp_path):
+    result = invoke("--size", "1M", "--iters", "5", output=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "verdict: PASS" in result.stdout and "add_kernel<n=1048576>" in result.stdout

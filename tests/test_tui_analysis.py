@@ -1,0 +1,145 @@
+"""Analysis in the viewer (issue 5), driven through the pilot on real H200 captures."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import DataTable, Input
+
+from proton_tui.hatchet import load_profile
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.profile_table import ProfileTable
+from proton_tui.tui.screens import DiffScreen, PathDialog, ProfileScreen
+from tests.conftest import capture_path
+
+SIZE = (140, 44)
+CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
+
+
+async def until(predicate, seconds: float = 20.0) -> None:
+    for _ in range(int(seconds * 20)):
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def names_of(table: ProfileTable) -> list[str]:
+    return [table.profile.names[node] for node in table.rows]
+
+
+async def type_into(pilot, selector: str, text: str) -> None:
+    field = pilot.app.screen.query_one(selector, Input)
+    field.focus()
+    field.value = text
+    await pilot.pause()
+
+
+async def test_filter_bar_prunes_live_and_clears():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        total = table.profile.total
+        await pilot.press("f")
+        await type_into(pilot, "#include", "^forward$")
+        await until(lambda: "backward" not in table.profile.names)
+        assert table.profile.total < total and "filtered:" in str(app.screen.query_one("#summary").render())
+        await type_into(pilot, "#include", "")
+        await type_into(pilot, "#exclude", "gemm|cutlass")
+        await until(lambda: all("gemm" not in n and "cutlass" not in n for n in table.profile.names))
+        await type_into(pilot, "#exclude", "")
+        await type_into(pilot, "#threshold", "9")
+        await until(lambda: table.shown is not None)
+        await pilot.press("escape", "e")
+        shown_percents = [table.profile.percent(table.profile.inclusive[n]) for n in table.rows]
+        assert min(shown_percents) >= 9 and len(table.rows) < table.profile.node_count
+        await pilot.press("f")
+        await type_into(pilot, "#include", "([")
+        await until(lambda: app.screen.query_one("#filter-error").display)
+        assert "include '([' is not a valid regular expression" in str(app.screen.query_one("#filter-error").render())
+        await pilot.press("escape", "F")
+        await until(lambda: table.shown is None and table.profile.total == total)
+
+
+async def test_search_jumps_between_matches_opening_ancestors():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("slash")
+        await type_into(pilot, "#search", "layer_norm")
+        await pilot.press("enter")
+        assert len(table.matches) == 3  # two in backward, one in forward
+        first = table.current_node
+        assert "layer_norm" in table.profile.names[first]
+        assert table.profile.names[table.profile.parents[first]] in ("backward", "forward")
+        await pilot.press("n")
+        second = table.current_node
+        assert second != first and second in table.matches
+        await pilot.press("N")
+        assert table.current_node == first
+
+
+async def test_readable_names_and_raw_toggle():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await until(lambda: table.readable is not None)
+        readable = "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>"
+        assert table.shown_name(CUTLASS).startswith(readable)
+        await pilot.press("k")
+        row = next(i for i, k in enumerate(table.kernels) if k.name == CUTLASS)
+        assert readable in table.row_text(row, 200)
+        await pilot.press("d")
+        assert CUTLASS[:60] in table.row_text(row, 200)
+
+
+async def test_detail_pane_has_bandwidth_flops_and_raw_metrics():
+    app = ProtonApp(load_profile(capture_path("vecadd_hook")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("down")
+        detail = str(app.screen.query_one("#detail").render())
+        assert "add_kernel<n=268435456>" in detail
+        assert "4,400.4 GB/s, 91.4% of the 4,814 GB/s peak in device_info" in detail
+        assert "TFLOP/s (fp32)" in detail and "bytes=161061273600" in detail
+
+
+async def test_export_key_writes_the_view_and_never_overwrites(tmp_path):
+    app = ProtonApp(load_profile(capture_path("vecadd_auto")))
+    target = tmp_path / "view.csv"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("k", "x")
+        assert isinstance(app.screen, PathDialog)
+        await type_into(pilot, "#path", str(target))
+        await pilot.press("enter")
+        assert isinstance(app.screen, ProfileScreen)
+        assert target.read_text().splitlines()[1].startswith("add_kernel,46112")
+        await pilot.press("x")
+        await type_into(pilot, "#path", str(target))
+        await pilot.press("enter")
+        assert isinstance(app.screen, PathDialog)
+        assert "already exists; not overwritten" in str(app.screen.query_one("#path-error").render())
+
+
+async def test_compare_opens_a_diff_of_two_real_captures():
+    app = ProtonApp(load_profile(capture_path("vecadd_auto")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await type_into(pilot, "#path", str(capture_path("vecadd_fail")))
+        await pilot.press("enter")
+        assert isinstance(app.screen, DiffScreen)
+        rows = [app.screen.query_one(DataTable).get_row_at(i) for i in range(3)]
+        assert str(rows[0][-1]) == "(total)"
+        assert str(rows[1][-1]) == "add_kernel"  # the largest change: 46,112 ns -> 16,064 ns
+        assert str(rows[1][2]).startswith("-30.05")
+
+
+async def test_multi_device_columns_totals_and_warning():
+    app = ProtonApp(load_profile(capture_path("multigpu")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        assert "device" in table.header_text(140)
+        summary = str(app.screen.query_one("#summary").render())
+        assert "per device: CUDA:0 478.30 µs (34.6%)  CUDA:1 904.38 µs (65.4%)" in summary
+        assert "merges same-named kernels" in summary and "not CUDA:0" in summary
+        gpu0_kernel = next(r for r, n in enumerate(table.rows) if table.profile.devices[n] == "CUDA:0")
+        assert table.row_text(gpu0_kernel, 140).rstrip().endswith("CUDA:0")

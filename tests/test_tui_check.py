@@ -1,0 +1,141 @@
+"""The box-check screen driven through Textual's pilot: the real payload through the Triton interpreter on two
+jobs, cancel (and quit) leaving no process behind, and the no-GPU message with its CPU offer."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Log
+
+from proton_tui.capture.probe import probe_interpreter
+from proton_tui.check import CHECK_JSON, TABLE_COLUMNS
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.check_screen import CheckScreen
+from proton_tui.tui.launch_screen import LaunchScreen
+
+SIZE = (120, 40)
+
+
+async def wait_for(predicate, seconds: float = 120.0, what: str = "condition") -> None:
+    """Poll (never a fixed pause) until predicate() holds; fail after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} not reached in {seconds:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+def payload_processes(marker: str) -> list[int]:
+    """PIDs of payload processes (vecadd.py) whose command line holds this marker argument."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"vecadd.py" in part for part in cmdline) and marker.encode() in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def table_cells(screen: CheckScreen) -> dict[str, dict[str, str]]:
+    """The DataTable as {row key: {column: plain text}}."""
+    table = screen.query_one("#check-table", DataTable)
+    return {row_key.value: {column: str(cell) for column, cell in zip(TABLE_COLUMNS, table.get_row(row_key))}
+            for row_key in table.rows}
+
+
+def log_text(screen: CheckScreen) -> str:
+    return "\n".join(screen.query_one("#check-log", Log).lines)
+
+
+def finished(screen: CheckScreen) -> bool:
+    return not screen.running
+
+
+async def start_check(app: ProtonApp, screen: CheckScreen) -> CheckScreen:
+    """Push ``screen`` once the launch form has probed the interpreter, as a user would: the check's own probe
+    then comes from the cache instead of importing torch a second time alongside the first."""
+    await wait_for(lambda: isinstance(app.screen, LaunchScreen)
+                   and (app.screen.info is not None or app.screen.probe_error is not None), what="detection")
+    app.push_screen(screen)
+    return screen
+
+
+@pytest.mark.slow
+async def test_cpu_check_on_two_jobs_passes_row_by_row(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await start_check(app, CheckScreen(cpu=True, output=tmp_path / "runs", size=4096, iters=2, jobs=2))
+        await wait_for(lambda: finished(screen), what="the check's end")
+        await pilot.pause()
+        assert screen.problem is None, screen.problem
+        cells = table_cells(screen)
+        assert list(cells) == ["cpu0", "cpu1"]
+        for label, row in cells.items():
+            assert row["RESULT"] == "PASS", (label, row, log_text(screen))
+            assert row["MAX_ABS_ERR"] == "0.000e+00" and row["GB/S"] == "n/a" and row["FLAG"] == ""
+        status = str(screen.query_one("#check-status").render())
+        assert status.startswith("PASS") and "all 2 run(s) passed" in status
+        assert "check: PASS: 2 of 2 runs passed, none flagged" in str(screen.query_one("#check-result").render())
+        text = log_text(screen)
+        assert "[cpu0] vecadd: PASS" in text and "[cpu1] vecadd: PASS" in text
+        assert "[cpu1] vecadd: size=4096 iters=2 block_size=1024" in text
+        check_dir = Path(screen.report.check_dir)
+        assert check_dir.parent == (tmp_path / "runs").resolve() and (check_dir / CHECK_JSON).is_file()
+        assert len([run for run in check_dir.iterdir() if (run / "run.json").is_file()]) == 2
+        await pilot.press("b")
+        assert isinstance(app.screen, LaunchScreen)
+
+
+@pytest.mark.slow
+async def test_cancel_and_quit_end_every_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    marker = "4194287"  # a size no other test uses, to find this check's processes
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await start_check(app, CheckScreen(cpu=True, output=tmp_path, size=marker, iters=100000, jobs=2))
+        await wait_for(lambda: len(payload_processes(marker)) == 2, what="two payload processes")
+        await wait_for(lambda: log_text(screen).count(f"vecadd: size={marker}") == 2, what="both runs' size line")
+        assert screen.running and "running" in str(screen.query_one("#check-status").render())
+        await pilot.press("x")
+        await wait_for(lambda: finished(screen), 30, what="the cancelled check's end")
+        await pilot.pause()
+        assert payload_processes(marker) == []
+        assert [row["RESULT"] for row in table_cells(screen).values()] == ["cancelled", "cancelled"]
+        assert str(screen.query_one("#check-status").render()).startswith("FAIL")
+        await pilot.press("escape")  # finished: escape goes back
+        assert not isinstance(app.screen, CheckScreen)
+        # Quitting during a check ends its runs too.
+        app.push_screen(CheckScreen(cpu=True, output=tmp_path, size=marker, iters=100000, jobs=2))
+        await wait_for(lambda: len(payload_processes(marker)) == 2, what="two payload processes")
+    await wait_for(lambda: payload_processes(marker) == [], 30, what="no payload process after quit")
+
+
+@pytest.mark.slow
+async def test_no_gpu_says_so_and_offers_the_cpu_check(tmp_path, monkeypatch):
+    if probe_interpreter(__import__("sys").executable).gpu_count:
+        pytest.skip("this machine has a GPU: the no-GPU message does not apply")
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await start_check(app, CheckScreen(cpu=False, output=tmp_path))
+        await wait_for(lambda: finished(screen), what="the no-GPU answer")
+        await pilot.pause()
+        assert screen.report is None and screen.no_gpu
+        status = str(screen.query_one("#check-status").render())
+        assert status.startswith("not run") and "sees no GPU" in status
+        result = str(screen.query_one("#check-result").render())
+        assert "press c to run the interpreter check on the CPU" in result
+        assert table_cells(screen) == {} and not list(tmp_path.iterdir())  # nothing ran, no folder made
+        await pilot.press("c")
+        cpu_screen = app.screen
+        assert isinstance(cpu_screen, CheckScreen) and cpu_screen.cpu and cpu_screen is not screen
+        await wait_for(lambda: finished(cpu_screen), what="the CPU check's end")
+        await pilot.pause()
+        assert [row["RESULT"] for row in table_cells(cpu_screen).values()] == ["PASS"]
