@@ -23,6 +23,7 @@ import time
 
 PREFIX = "vecadd:"
 ENV_PREFIX = "PROTON_TUI_"
+BACKENDS = ("cupti", "roctracer", "rocprofiler", "instrumentation")
 
 
 def power_of_two(text: str) -> int:
@@ -46,7 +47,6 @@ def positive_int(text: str) -> int:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse the command line; a bad value exits here with status 2, before Triton is imported."""
-    env = os.environ
     parser = argparse.ArgumentParser(prog="vecadd", description="Triton vector add, checked against x + y.")
     parser.add_argument("--size", type=positive_int, default=1 << 20, help="elements per vector")
     parser.add_argument("--iters", type=positive_int, default=20, help="timed launches after the first")
@@ -56,15 +56,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--inject-bug", action="store_true",
                         help="test only: the mask drops the last element, so the check must FAIL")
     proton = parser.add_argument_group("env mode", "the payload starts and finalizes Proton itself")
-    proton.add_argument("--proton-name", default=env.get(ENV_PREFIX + "NAME"),
+    proton.add_argument("--proton-name", default=os.environ.get(ENV_PREFIX + "NAME"),
                         help="session path without suffix (env PROTON_TUI_NAME); enables env mode")
-    proton.add_argument("--proton-backend", default=env.get(ENV_PREFIX + "BACKEND"),
-                        choices=("cupti", "roctracer", "rocprofiler", "instrumentation"),
-                        help="Proton backend; unset lets Proton choose (env PROTON_TUI_BACKEND)")
-    proton.add_argument("--proton-context", choices=("shadow", "python"),
-                        default=env.get(ENV_PREFIX + "CONTEXT", "shadow"), help="env PROTON_TUI_CONTEXT")
-    proton.add_argument("--proton-hook", choices=("none", "triton"),
-                        default=env.get(ENV_PREFIX + "HOOK", "triton"), help="env PROTON_TUI_HOOK")
+    for option, choices, default, meaning in (
+            ("backend", BACKENDS, None, "unset lets Proton choose"),
+            ("context", ("shadow", "python"), "shadow", "call-path context"),
+            ("hook", ("none", "triton"), "triton", "triton: launch_metadata names, bytes, flops")):
+        variable = ENV_PREFIX + option.upper()
+        value = os.environ.get(variable, default)
+        if value is not None and value not in choices:
+            parser.error(f"{variable}={value!r} is not one of {', '.join(choices)}")
+        proton.add_argument(f"--proton-{option}", choices=choices, default=value, help=f"{meaning} (env {variable})")
     return parser.parse_args(argv)
 
 
@@ -114,20 +116,11 @@ def start_proton(args: argparse.Namespace) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    device, interpreted = select_device(args.device)
-
+def launch_and_check(args: argparse.Namespace, device: str, interpreted: bool) -> tuple[float, bool]:
+    """Time the first (compiling) launch apart from the loop, then compare with x + y exactly."""
     import torch
 
-    if interpreted:
-        print(f"{PREFIX} device=cpu (Triton interpreter, TRITON_INTERPRET=1)", flush=True)
-    else:
-        print(f"{PREFIX} device={torch.cuda.get_device_name()}", flush=True)
-    print(f"{PREFIX} size={args.size} iters={args.iters} block_size={args.block_size}", flush=True)
-
     add_kernel, cdiv = build_kernel()
-    profiling = start_proton(args)
 
     def sync() -> None:
         if not interpreted:
@@ -156,12 +149,29 @@ def main(argv: list[str] | None = None) -> None:
           flush=True)
 
     expected = x + y
-    max_abs_err = (out - expected).abs().max().item()
-    passed = torch.equal(out, expected)
-    if profiling:
-        import triton.profiler as proton
+    return (out - expected).abs().max().item(), torch.equal(out, expected)
 
-        proton.finalize()
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    device, interpreted = select_device(args.device)
+
+    import torch
+
+    if interpreted:
+        print(f"{PREFIX} device=cpu (Triton interpreter, TRITON_INTERPRET=1)", flush=True)
+    else:
+        print(f"{PREFIX} device={torch.cuda.get_device_name()}", flush=True)
+    print(f"{PREFIX} size={args.size} iters={args.iters} block_size={args.block_size}", flush=True)
+
+    profiling = start_proton(args)
+    try:
+        max_abs_err, passed = launch_and_check(args, device, interpreted)
+    finally:
+        if profiling:  # env mode: write the capture whatever happened, as Proton >= 3.7's CLI does
+            import triton.profiler as proton
+
+            proton.finalize()
     print(f"{PREFIX} max_abs_err={max_abs_err:.3e}", flush=True)
     print(f"{PREFIX} {'PASS' if passed else 'FAIL'}", flush=True)
 
