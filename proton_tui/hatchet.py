@@ -7,6 +7,7 @@ visits every child before its parent.
 
 from __future__ import annotations
 
+import gc
 import json
 import json.scanner
 import math
@@ -79,6 +80,7 @@ class Profile:
     launches: list[int] = field(default_factory=list)
     bytes: list[float] = field(default_factory=list)
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
+    _device_names: list[str] | None = field(default=None, repr=False)
 
     @property
     def node_count(self) -> int:
@@ -133,8 +135,13 @@ class Profile:
         return sorted(self.kernel_stats(), key=keys[sort_key])
 
     def device_names(self) -> list[str]:
-        """Devices that ran a recorded kernel, plus those listed in device_info."""
-        seen = {d for d in self.devices if d}
+        """Devices that ran a recorded kernel, plus those listed in device_info (computed once)."""
+        if self._device_names is None:
+            self._device_names = self._find_device_names()
+        return self._device_names
+
+    def _find_device_names(self) -> list[str]:
+        seen = set(self.devices) - {""}
         for device_type, by_id in self.device_info.items():
             if isinstance(by_id, dict):
                 seen.update(f"{device_type}:{device_id}" for device_id in by_id)
@@ -308,6 +315,16 @@ class Profile:
 def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
     """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason."""
     path = Path(path)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
+    try:
+        return _load(path, show_internal)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(path: Path, show_internal: bool) -> Profile:
     document = _parse(path, _read(path))
     if not isinstance(document, list) or len(document) != 2:
         raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
@@ -390,25 +407,37 @@ def _is_number(value) -> bool:
 
 def _check_metrics(metrics: dict) -> None:
     for key, value in metrics.items():
+        kind = type(value)
+        if kind is int or (kind is float and math.isfinite(value)):
+            continue
         if key in DEVICE_ID_KEYS or key in DEVICE_TYPE_KEYS:
-            if not isinstance(value, (str, int)) or isinstance(value, bool):
+            if kind is not str:
                 raise _NodeError(f"metric {key!r} is {value!r}, not a device name")
-        elif _is_number(value):
-            if isinstance(value, float) and not math.isfinite(value):
-                raise _NodeError(f"metric {key!r} is {value!r}, not a finite number")
-        elif not (isinstance(value, list) and all(_is_number(v) for v in value)):
+        elif kind is float:
+            raise _NodeError(f"metric {key!r} is {value!r}, not a finite number")
+        elif not (kind is list and all(_is_number(v) for v in value)):
             raise _NodeError(f"metric {key!r} is {value!r}, not a number")
+
+
+_ns_per_unit_of_key: dict[str, float | None] = {}  # metric key -> ns per unit for time keys, None for the rest
+
+
+def _time_factor(key: str) -> float | None:
+    if key not in _ns_per_unit_of_key:
+        unit = TIME_KEY.match(key)
+        _ns_per_unit_of_key[key] = NS_PER_UNIT[unit.group(1).lower()] if unit else None
+    return _ns_per_unit_of_key[key]
 
 
 def _own_value(metrics: dict) -> tuple[float | None, float | None]:
     """The node's own time in ns and own cycles, each None when absent."""
-    time_ns = cycles = None
-    for key, value in metrics.items():
-        unit = TIME_KEY.match(key)
-        if unit:
-            time_ns = value * NS_PER_UNIT[unit.group(1).lower()]
-    if CYCLES_KEY in metrics:
-        cycles = float(metrics[CYCLES_KEY])
+    time_ns = metrics.get("time (ns)")
+    if time_ns is None:
+        for key, value in metrics.items():
+            factor = _time_factor(key)
+            if factor is not None:
+                time_ns = value * factor
+    cycles = metrics.get(CYCLES_KEY)
     for value in (time_ns, cycles):
         if value is not None and value < 0:
             raise _NodeError(f"negative time or cycles {value!r}")
@@ -422,6 +451,10 @@ def _first(metrics: dict, keys: tuple[str, ...]):
     return None
 
 
+def _where(names: list[str], parent: int) -> str:
+    return f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
+
+
 def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
     names: list[str] = []
     parents: list[int] = []
@@ -433,27 +466,42 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
     counts: list[int] = []
     devices: list[str] = []
     node_bytes: list[float] = []
+    device_label: dict[tuple, str] = {}
     hidden = 0
     stack = [(tree, -1, 0)]
     while stack:
         node, parent, depth = stack.pop()
-        where = f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
-        if not isinstance(node, dict):
-            raise _NodeError(f"{where} is {type(node).__name__}, not an object")
+        if type(node) is not dict:
+            raise _NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
         frame, metrics, kids = node.get("frame"), node.get("metrics", {}), node.get("children", [])
-        name = frame.get("name") if isinstance(frame, dict) else None
-        if not isinstance(name, str):
-            raise _NodeError(f"{where} has no frame name")
-        if not isinstance(metrics, dict) or not isinstance(kids, list):
+        name = frame.get("name") if type(frame) is dict else None
+        if type(name) is not str:
+            raise _NodeError(f"{_where(names, parent)} has no frame name")
+        if type(metrics) is not dict or type(kids) is not list:
             raise _NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
         if not show_internal and name.startswith(INTERNAL_PREFIX):
             hidden += 1 + _count_nodes(kids)
             continue
-        try:
-            _check_metrics(metrics)
-            time_ns, cycles = _own_value(metrics) if parent >= 0 else (None, None)
-        except _NodeError as error:
-            raise _NodeError(f"node {name!r}: {error}") from None
+        time_ns = cycles = None
+        count, device, size = 0, "", 0.0
+        if metrics:
+            try:
+                _check_metrics(metrics)
+                if parent >= 0:
+                    time_ns, cycles = _own_value(metrics)
+            except _NodeError as error:
+                raise _NodeError(f"node {name!r}: {error}") from None
+            if parent >= 0:
+                value = _first(metrics, COUNT_KEYS)
+                count = int(value) if _is_number(value) else 0
+            device_id = _first(metrics, DEVICE_ID_KEYS)
+            if device_id is not None:
+                label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
+                device = device_label.get(label_key) or device_label.setdefault(
+                    label_key, f"{label_key[0] or 'GPU'}:{device_id}"
+                )
+            value = metrics.get("bytes")
+            size = float(value) if _is_number(value) else 0.0
         node_id = len(names)
         names.append(name)
         parents.append(parent)
@@ -462,11 +510,9 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
         metrics_of.append(metrics)
         time_own.append(time_ns)
         cycles_own.append(cycles)
-        count = _first(metrics, COUNT_KEYS) if parent >= 0 else None
-        counts.append(int(count) if _is_number(count) else 0)
-        device_id = _first(metrics, DEVICE_ID_KEYS)
-        devices.append(f"{_first(metrics, DEVICE_TYPE_KEYS) or 'GPU'}:{device_id}" if device_id is not None else "")
-        node_bytes.append(float(metrics.get("bytes", 0.0)) if _is_number(metrics.get("bytes")) else 0.0)
+        counts.append(count)
+        devices.append(device)
+        node_bytes.append(size)
         if parent >= 0:
             children[parent].append(node_id)
         for kid in reversed(kids):

@@ -64,7 +64,8 @@ def test_bad_flags_are_rejected_before_triton_is_touched(args, message):
 
 
 def test_env_values_are_checked_too():
-    result = subprocess.run([PY, str(VECADD)], capture_output=True, text=True, timeout=60,
+    result = subprocess.run([PY, str(VECADD), "--size", "4096", "--iters", "1", "--device", "cpu"], capture_output=True,
+                            text=True, timeout=60,
                             env={**os.environ, "PROTON_TUI_CONTEXT": "deep"})
     assert result.returncode == 2 and "PROTON_TUI_CONTEXT" in result.stderr
 

@@ -1,0 +1,79 @@
+"""Snapshots of the main screens (pytest-textual-snapshot). Review changes with `pytest --snapshot-update`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import Input
+
+from proton_tui.hatchet import load_profile
+from proton_tui.tui.app import ProtonApp, sample_capture
+from proton_tui.tui.profile_table import ProfileTable
+from tests.conftest import capture_path
+
+SIZE = (130, 36)
+
+
+def viewer(name: str) -> ProtonApp:
+    path = sample_capture() if name == "sample" else capture_path(name)
+    return ProtonApp(load_profile(path))
+
+
+def settle(*keys: str):
+    """Wait for the readable names (a background worker) so every snapshot shows the same names, then press."""
+
+    async def run_before(pilot) -> None:
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        tables = pilot.app.screen.query(ProfileTable)
+        for _ in range(400):
+            if not tables or tables.first().readable is not None:
+                break
+            await asyncio.sleep(0.025)
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_viewer_opens_on_the_top_levels(snap_compare):
+    assert snap_compare(viewer("gpt2_shadow"), run_before=settle(), terminal_size=SIZE)
+
+
+def test_viewer_expanded_with_details(snap_compare):
+    assert snap_compare(viewer("gpt2_shadow"), run_before=settle("e", "down", "down", "down"), terminal_size=SIZE)
+
+
+def test_kernel_summary(snap_compare):
+    assert snap_compare(viewer("gpt2_shadow"), run_before=settle("k"), terminal_size=SIZE)
+
+
+def test_bandwidth_columns_on_the_sample_capture(snap_compare):
+    assert snap_compare(viewer("sample"), run_before=settle("down"), terminal_size=SIZE)
+
+
+def test_multi_device_capture(snap_compare):
+    assert snap_compare(viewer("multigpu"), run_before=settle(), terminal_size=SIZE)
+
+
+def test_empty_capture(snap_compare):
+    assert snap_compare(viewer("vecadd_instr"), run_before=settle(), terminal_size=SIZE)
+
+
+def test_help(snap_compare):
+    assert snap_compare(viewer("vecadd_auto"), run_before=settle("f1"), terminal_size=SIZE)
+
+
+def test_filter_bar(snap_compare):
+    async def run_before(pilot) -> None:
+        await settle("f")(pilot)
+        field = pilot.app.screen.query_one("#include", Input)
+        field.value = "forward"
+        for _ in range(100):
+            if "backward" not in pilot.app.screen.query_one(ProfileTable).profile.names:
+                break
+            await asyncio.sleep(0.025)
+        await pilot.pause()
+
+    assert snap_compare(viewer("gpt2_shadow"), run_before=run_before, terminal_size=SIZE)
