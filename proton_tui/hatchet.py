@@ -346,7 +346,7 @@ def _read(path: Path) -> bytes:
         data = path.read_bytes()
     except OSError as error:
         raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
-    if not data.strip():
+    if not data or data.isspace():
         raise CaptureError(f"{path}: empty file")
     if b"\x00" in data[:65536] or data[:1] in (b"\x92", b"\x93"):
         raise CaptureError(f"{path}: binary data, not a JSON .hatchet capture")
@@ -485,23 +485,39 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
         time_ns = cycles = None
         count, device, size = 0, "", 0.0
         if metrics:
-            try:
-                _check_metrics(metrics)
-                if parent >= 0:
-                    time_ns, cycles = _own_value(metrics)
-            except _NodeError as error:
-                raise _NodeError(f"node {name!r}: {error}") from None
-            if parent >= 0:
-                value = _first(metrics, COUNT_KEYS)
+            time_ns = metrics.get("time (ns)")
+            count = metrics.get("count")
+            device_id = metrics.get("device_id")
+            if (
+                len(metrics) == 4
+                and type(time_ns) is int
+                and type(count) is int
+                and type(device_id) is str
+                and parent >= 0
+                and time_ns >= 0
+            ):  # the common kernel, exactly as Proton >= 3.2 writes it: checked without the general loop
+                label_key = (metrics.get("device_type"), device_id)
+                if type(label_key[0]) is not str:
+                    label_key = None
+            else:
+                label_key = None
+            if label_key is None:
+                try:
+                    _check_metrics(metrics)
+                    time_ns, cycles = _own_value(metrics) if parent >= 0 else (None, None)
+                except _NodeError as error:
+                    raise _NodeError(f"node {name!r}: {error}") from None
+                value = _first(metrics, COUNT_KEYS) if parent >= 0 else None
                 count = int(value) if _is_number(value) else 0
-            device_id = _first(metrics, DEVICE_ID_KEYS)
-            if device_id is not None:
-                label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
+                device_id = _first(metrics, DEVICE_ID_KEYS)
+                if device_id is not None:
+                    label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
+                value = metrics.get("bytes")
+                size = float(value) if _is_number(value) else 0.0
+            if label_key is not None:
                 device = device_label.get(label_key) or device_label.setdefault(
-                    label_key, f"{label_key[0] or 'GPU'}:{device_id}"
+                    label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
                 )
-            value = metrics.get("bytes")
-            size = float(value) if _is_number(value) else 0.0
         node_id = len(names)
         names.append(name)
         parents.append(parent)
