@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass
 
 PROBE_SCRIPT = r"""
@@ -71,13 +72,22 @@ def version_tuple(version: str) -> tuple[int, int, int]:
 
 
 _cache: dict[str, InterpreterInfo] = {}
+_probing: dict[str, threading.Lock] = {}  # one probe at a time per interpreter: a second caller waits, then reuses
+_probing_guard = threading.Lock()
 
 
 def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = False) -> InterpreterInfo:
     """Run ``python -c PROBE_SCRIPT`` once per interpreter path and cache the answer. Raises ProbeError."""
     key = os.path.abspath(python) if os.sep in python else python
-    if not refresh and key in _cache:
+    with _probing_guard:
+        lock = _probing.setdefault(key, threading.Lock())
+    with lock:
+        if refresh or key not in _cache:
+            _cache[key] = _run_probe(python, timeout)
         return _cache[key]
+
+
+def _run_probe(python: str, timeout: float) -> InterpreterInfo:
     try:
         result = subprocess.run([python, "-c", PROBE_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
                                 text=True, errors="replace", timeout=timeout)
@@ -94,6 +104,4 @@ def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = Fa
         last_error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
         raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}") from None
     fields["gpu_names"] = tuple(fields.get("gpu_names", ()))
-    info = InterpreterInfo(python=python, **fields)
-    _cache[key] = info
-    return info
+    return InterpreterInfo(python=python, **fields)

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from ..capture.session import RunResult
 from ..hatchet import Profile, load_profile
+from .check_screen import CheckScreen
 from .launch_screen import LaunchScreen
 from .run_screen import RunScreen
 from .screens import HelpScreen, ProfileScreen
@@ -74,6 +75,8 @@ class ProtonApp(App):
         yield SystemCommand("New capture", "Open the launch form", self.action_new_capture)
         yield SystemCommand("Open sample capture", "vecadd on an H200, shipped with proton-tui", self.action_open_sample)
         yield SystemCommand("Runs of this session", "List and reopen this session's runs", self.action_show_runs)
+        yield SystemCommand("Box check", "vecadd on every visible GPU at once, one row per GPU", self.action_box_check)
+        yield SystemCommand("Box check on CPU", "Two Triton-interpreter runs, no GPU needed", self.action_box_check_cpu)
         yield SystemCommand("Keys", "Every key of this screen", self.action_help)
 
     def record_run(self, run: RunResult) -> None:
@@ -91,6 +94,12 @@ class ProtonApp(App):
 
     def action_open_sample(self) -> None:
         self.push_screen(ProfileScreen(load_profile(sample_capture())))
+
+    def action_box_check(self) -> None:
+        self.push_screen(CheckScreen(self.python, self.output))
+
+    def action_box_check_cpu(self) -> None:
+        self.push_screen(CheckScreen(self.python, self.output, cpu=True, jobs=2))
 
     def action_show_runs(self) -> None:
         self.push_screen(RunsScreen())

@@ -137,7 +137,7 @@ class CheckScreen(Screen):
         if action == "back":
             return (not self.running) or None
         if action == "cpu_check":
-            return self.no_gpu or None
+            return self.no_gpu  # offered only after "no GPU"; hidden otherwise
         return True
 
     # ---- the check ----------------------------------------------------------------------------------------------
@@ -154,6 +154,9 @@ class CheckScreen(Screen):
             return
         except (ParamError, ProbeError, CheckError, FileNotFoundError) as error:
             self.post_message(CheckFinished(None, f"could not start: {error}"))
+            return
+        if self.stop.is_set():  # cancelled while the interpreter was probed: start nothing
+            self.post_message(CheckFinished(None, "cancelled before any run started"))
             return
         self.post_message(CheckPlanned(plan))
         for warning in plan.warnings:
@@ -195,7 +198,7 @@ class CheckScreen(Screen):
         elapsed = self.elapsed if self.elapsed is not None else time.monotonic() - self.started
         what = "run" if self.cpu else "GPU"
         if self.problem is not None:
-            return f"not run  ·  {self.problem}"
+            return "not run  ·  " + ("no GPU visible to the interpreter" if self.no_gpu else "see below")
         report = self.report
         if report is None:
             if self.plan is None:
@@ -203,7 +206,9 @@ class CheckScreen(Screen):
             state = "cancelling" if self.stop.is_set() else "running"
             return f"{state}  ·  {elapsed:.1f} s  ·  {len(self.rows)} of {len(self.plan.slots)} {what}(s) done"
         count = len(report.rows)
-        if report.exit_code == 0:
+        if self.stop.is_set():
+            verdict = f"CANCELLED  ·  {count - len(report.failed)} of {count} passed before the cancel"
+        elif report.exit_code == 0:
             verdict = f"PASS  ·  all {count} {what}(s) passed, none flagged"
         else:
             verdict = f"FAIL  ·  {len(report.failed)} of {count} failed, {len(report.flagged)} flagged"

@@ -59,6 +59,7 @@ class LaunchScreen(Screen):
         Binding("f2", "cpu_check", "CPU check"),
         Binding("f3", "app.open_sample", "Sample capture"),
         Binding("f4", "app.show_runs", "Runs"),
+        Binding("f5", "app.box_check", "Box check"),
         Binding("f1", "app.help", "Help"),
         Binding("ctrl+q", "app.quit", "Quit", show=False),
     ]
