@@ -10,7 +10,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from textual.widgets import Input, RadioButton
+from textual.widgets import Input
 
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.profile_table import ProfileTable

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Optional
 
 import typer
 from typer._click.exceptions import ClickException
 
 from .cli_check import register as register_check
+from .cli_common import fail, regex_option
 from .cli_diff import register as register_diff
 from .cli_run import register as register_run
 
@@ -20,21 +20,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Capture a Triton kernel with Proton and explore where GPU time goes.",
 )
-
-
-def fail(message: str) -> NoReturn:
-    """Print a one-line error and exit with code 2."""
-    typer.echo(f"proton-tui: error: {message}", err=True)
-    raise typer.Exit(2)
-
-
-def regex_option(flag: str, pattern: str | None) -> re.Pattern | None:
-    if pattern is None:
-        return None
-    try:
-        return re.compile(pattern)
-    except re.error as error:
-        fail(f"{flag} {pattern!r} is not a valid regular expression: {error}")
 
 
 @app.callback(invoke_without_command=True)

@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Optional
 
 import typer
+
+from .cli_common import fail
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
     app.command("check")(check)
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"proton-tui: error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def check(
@@ -61,7 +58,7 @@ def check(
                           profile=(not cpu) if profile is None else profile, output=output, cpu=cpu, jobs=jobs,
                           min_fraction=min_fraction, timeout=timeout, inject_bug=inject_bug, payload=payload)
     except (ParamError, ProbeError, CheckError, FileNotFoundError) as error:
-        _fail(str(error))
+        fail(str(error))
     for warning in plan.warnings:
         typer.echo(f"proton-tui: warning: {warning}", err=True)
     report = _execute(plan)

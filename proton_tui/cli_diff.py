@@ -9,6 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from .cli_common import fail, regex_option
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``diff`` command to ``app``."""
@@ -25,7 +27,6 @@ def diff(
     limit: Annotated[Optional[int], typer.Option("--limit", min=0, help="Show the N largest changes.")] = None,
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
-    from .cli import regex_option, fail
     from .diff import DiffError, diff_json, diff_profiles, diff_text
     from .hatchet import CaptureError, load_profile
 

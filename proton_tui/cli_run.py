@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 
 import typer
+
+from .cli_common import fail
 
 if TYPE_CHECKING:
     from .capture.command import Command
@@ -20,11 +22,6 @@ KERNEL_ROWS = 10
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
     app.command("run")(run)
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"proton-tui: error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def run(
@@ -65,7 +62,7 @@ def run(
                            payload=payload)
         plan = plan_run(params)
     except (ParamError, ProbeError, FileNotFoundError) as error:
-        _fail(str(error))
+        fail(str(error))
     for finding in plan.findings:  # refusals come first
         typer.echo(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}", err=True)
     if plan.refusal:

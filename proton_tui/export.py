@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from .hatchet import KernelStats, Profile
+from .hatchet import Profile
 from .report import columns, header_line, kernel_cells, kernel_records, node_cells
 
 FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}

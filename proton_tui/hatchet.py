@@ -81,6 +81,8 @@ class Profile:
     bytes: list[float] = field(default_factory=list)
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
     _device_names: list[str] | None = field(default=None, repr=False)
+    _device_totals: dict[str, float] | None = field(default=None, repr=False)
+    has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
 
     @property
     def node_count(self) -> int:
@@ -95,10 +97,6 @@ class Profile:
     def is_empty(self) -> bool:
         """True when Proton recorded no kernels (a ROOT-only tree, or no node with a time)."""
         return not any(self.is_kernel)
-
-    @property
-    def has_bytes(self) -> bool:
-        return any(self.bytes)
 
     @property
     def kernel_launches(self) -> int:
@@ -261,12 +259,14 @@ class Profile:
         }
 
     def device_totals(self) -> dict[str, float]:
-        """Kernel time (or cycles) per device, as the capture labels the kernels."""
-        totals: dict[str, float] = {}
-        for node in range(self.node_count):
-            if self.is_kernel[node]:
-                totals[self.devices[node]] = totals.get(self.devices[node], 0.0) + self.inclusive[node]
-        return dict(sorted(totals.items()))
+        """Kernel time (or cycles) per device, as the capture labels the kernels (computed once)."""
+        if self._device_totals is None:
+            totals: dict[str, float] = {}
+            for node in range(self.node_count):
+                if self.is_kernel[node]:
+                    totals[self.devices[node]] = totals.get(self.devices[node], 0.0) + self.inclusive[node]
+            self._device_totals = dict(sorted(totals.items()))
+        return self._device_totals
 
     def device_warnings(self) -> list[str]:
         """What a multi-device capture cannot tell apart, said plainly."""
@@ -588,5 +588,6 @@ def _with_inclusive(profile: Profile) -> Profile:
         under_own[node] = under_own[parent] or has_own[parent]
     profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
     profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
-    profile._kernel_stats = None
+    profile.has_bytes = any(node_bytes)
+    profile._kernel_stats = profile._device_totals = None
     return profile

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -39,3 +40,36 @@ def write_capture(tmp_path):
         return path
 
     return write
+
+
+async def wait_for(predicate, seconds: float = 120.0, what: str = "condition") -> None:
+    """Poll (never a fixed pause) until predicate() holds; fail after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} not reached in {seconds:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+def payload_processes(marker: str) -> list[int]:
+    """PIDs of payload processes (vecadd.py) whose command line holds this marker argument (from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"vecadd.py" in part for part in cmdline) and marker.encode() in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def running(pid: int) -> bool:
+    """Whether the process table has ``pid`` as a live process (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"

@@ -16,6 +16,7 @@ from proton_tui.capture.params import RunParams
 from proton_tui.capture.probe import probe_interpreter
 from proton_tui.capture.runner import LineSplitter, clean_line, run_process
 from proton_tui.capture.session import execute_run, plan_run
+from tests.conftest import running
 
 SCRIPTS = Path(__file__).parent / "scripts"
 PY = sys.executable
@@ -23,13 +24,6 @@ has_gpu = probe_interpreter(PY).gpu_count > 0
 needs_gpu = pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
 
 
-def running(pid: int) -> bool:
-    """Whether the process table has ``pid`` as a live process (a zombie has ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 async def wait_for_pids(pidfile: Path) -> list[int]:

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from proton_tui.cli import app
 from proton_tui.capture.probe import probe_interpreter
+from tests.conftest import running
 
 SCRIPTS = Path(__file__).parent / "scripts"
 TINY = ["--size", "2048", "--iters", "2"]
@@ -31,12 +32,6 @@ def only_run(output: Path) -> Path:
     return run_dir
 
 
-def running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 from textual.widgets import DataTable, Input
 
@@ -10,18 +9,12 @@ from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.profile_table import ProfileTable
 from proton_tui.tui.screens import DiffScreen, PathDialog, ProfileScreen
-from tests.conftest import capture_path
+from tests.conftest import capture_path, wait_for
 
 SIZE = (140, 44)
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
 
 
-async def until(predicate, seconds: float = 20.0) -> None:
-    for _ in range(int(seconds * 20)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def names_of(table: ProfileTable) -> list[str]:
@@ -42,23 +35,23 @@ async def test_filter_bar_prunes_live_and_clears():
         total = table.profile.total
         await pilot.press("f")
         await type_into(pilot, "#include", "^forward$")
-        await until(lambda: "backward" not in table.profile.names)
+        await wait_for(lambda: "backward" not in table.profile.names)
         assert table.profile.total < total and "filtered:" in str(app.screen.query_one("#summary").render())
         await type_into(pilot, "#include", "")
         await type_into(pilot, "#exclude", "gemm|cutlass")
-        await until(lambda: all("gemm" not in n and "cutlass" not in n for n in table.profile.names))
+        await wait_for(lambda: all("gemm" not in n and "cutlass" not in n for n in table.profile.names))
         await type_into(pilot, "#exclude", "")
         await type_into(pilot, "#threshold", "9")
-        await until(lambda: table.shown is not None)
+        await wait_for(lambda: table.shown is not None)
         await pilot.press("escape", "e")
         shown_percents = [table.profile.percent(table.profile.inclusive[n]) for n in table.rows]
         assert min(shown_percents) >= 9 and len(table.rows) < table.profile.node_count
         await pilot.press("f")
         await type_into(pilot, "#include", "([")
-        await until(lambda: app.screen.query_one("#filter-error").display)
+        await wait_for(lambda: app.screen.query_one("#filter-error").display)
         assert "include '([' is not a valid regular expression" in str(app.screen.query_one("#filter-error").render())
         await pilot.press("escape", "F")
-        await until(lambda: table.shown is None and table.profile.total == total)
+        await wait_for(lambda: table.shown is None and table.profile.total == total)
 
 
 async def test_search_jumps_between_matches_opening_ancestors():
@@ -83,7 +76,7 @@ async def test_readable_names_and_raw_toggle():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
-        await until(lambda: table.readable is not None)
+        await wait_for(lambda: table.readable is not None)
         readable = "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>"
         assert table.shown_name(CUTLASS).startswith(readable)
         await pilot.press("k")
@@ -135,7 +128,7 @@ async def test_compare_opens_a_diff_of_two_real_captures():
 
 async def test_multi_device_columns_totals_and_warning():
     app = ProtonApp(load_profile(capture_path("multigpu")))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE):
         table = app.screen.query_one(ProfileTable)
         assert "device" in table.header_text(140)
         summary = str(app.screen.query_one("#summary").render())

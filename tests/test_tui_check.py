@@ -3,7 +3,6 @@ jobs, cancel (and quit) leaving no process behind, and the no-GPU message with i
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -15,32 +14,13 @@ from proton_tui.check import CHECK_JSON, TABLE_COLUMNS
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.check_screen import CheckScreen
 from proton_tui.tui.launch_screen import LaunchScreen
+from tests.conftest import wait_for, payload_processes
 
 SIZE = (120, 40)
 
 
-async def wait_for(predicate, seconds: float = 120.0, what: str = "condition") -> None:
-    """Poll (never a fixed pause) until predicate() holds; fail after ``seconds``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"{what} not reached in {seconds:.0f} s")
-        await asyncio.sleep(0.05)
 
 
-def payload_processes(marker: str) -> list[int]:
-    """PIDs of payload processes (vecadd.py) whose command line holds this marker argument."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(b"vecadd.py" in part for part in cmdline) and marker.encode() in cmdline:
-                pids.append(int(entry.name))
-    return pids
 
 
 def table_cells(screen: CheckScreen) -> dict[str, dict[str, str]]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-from pathlib import Path
 
 import pytest
 from textual.widgets import Button, Input, Switch
@@ -15,31 +12,13 @@ from proton_tui.tui.launch_screen import LaunchScreen
 from proton_tui.tui.profile_table import ProfileTable
 from proton_tui.tui.run_screen import RunScreen
 from proton_tui.tui.screens import ProfileScreen
+from tests.conftest import wait_for, payload_processes
 
 SIZE = (120, 40)
 
 
-async def wait_for(predicate, seconds: float = 120.0) -> None:
-    """Poll the app's state (never a fixed pause) until predicate() holds."""
-    for _ in range(int(seconds * 20)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
-def payload_processes(marker: str) -> list[int]:
-    """PIDs whose command line runs the payload with this marker argument (from the process table)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(b"vecadd.py" in part for part in cmdline) and marker.encode() in cmdline:
-                pids.append(int(entry.name))
-    return pids
 
 
 async def detected_launch(pilot) -> LaunchScreen:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -101,7 +100,7 @@ class ProfileScreen(Screen):
         if not self.profile.is_empty:
             self.query_one("#filter-error").display = False
             self.query_one(ProfileTable).focus()
-            self.load_readable_names()
+            self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "log":

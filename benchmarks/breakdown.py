@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Where the time of opening a capture goes: load_profile's phases and the per-repaint costs, one process.
+
+    .venv/bin/python benchmarks/breakdown.py FILE [--no-gc]
+
+Uses proton_tui's private helpers (_read, _parse, _index, _with_inclusive), so it may need updating when they
+change. --no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from pathlib import Path
+
+
+def timed(label: str, fn, *args, repeat: int = 1):
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn(*args)
+        best = min(best, time.perf_counter() - start)
+    print(f"  {label:<58} {best * 1000:10.1f} ms", flush=True)
+    return result
+
+
+def main() -> int:
+    path = Path(sys.argv[1])
+    if "--no-gc" in sys.argv:
+        gc.disable()
+    print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
+    start = time.perf_counter()
+    from proton_tui import hatchet, report
+
+    print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
+    data = timed("_read (read_bytes + checks)", hatchet._read, path)
+    document = timed("_parse (orjson.loads)", hatchet._parse, path, data)
+    del data
+    tree, device_info = document
+    inclusive = hatchet._with_inclusive
+    spent = {}
+
+    def measured_inclusive(profile):
+        begin = time.perf_counter()
+        result = inclusive(profile)
+        spent["inclusive"] = time.perf_counter() - begin
+        return result
+
+    hatchet._with_inclusive = measured_inclusive
+    begin = time.perf_counter()
+    profile = hatchet._index(path, tree, device_info, False)
+    total = time.perf_counter() - begin
+    hatchet._with_inclusive = inclusive
+    label = "_index without _with_inclusive (validate + flatten)"
+    print(f"  {label:<58} {(total - spent['inclusive']) * 1000:10.1f} ms")
+    print(f"  {'_with_inclusive':<58} {spent['inclusive'] * 1000:10.1f} ms")
+    del tree, document
+    print(f"  nodes loaded: {profile.node_count:,}")
+    timed("kernel_stats() (first call, then cached)", profile.kernel_stats)
+    timed("device_names() (one call)", profile.device_names, repeat=3)
+    timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)
+    timed("columns(profile)", report.columns, profile, repeat=3)
+    timed("header_line(profile)", report.header_line, profile, repeat=3)
+    rows = [0] + profile.sorted_children(0)
+    rows += [kid for node in rows[1:] for kid in profile.sorted_children(node)]
+    rows = rows[:38]
+    timed(f"node_cells for one screen ({len(rows)} rows)", lambda: [report.node_cells(profile, n) for n in rows])
+    timed("tree_text of the first 1,000 nodes' cells (x1000 node_cells)",
+          lambda: [report.node_cells(profile, n) for n in range(min(1000, profile.node_count))])
+    try:
+        from proton_tui.tui.profile_table import ProfileTable
+
+        timed("import textual + ProfileTable(profile) (construct)", ProfileTable, profile)
+    except Exception as error:  # the TUI may be mid-change
+        print(f"  ProfileTable: {type(error).__name__}: {error}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""One measured TUI session, run by bench_view.py in a fresh interpreter (start-up and imports count).
+
+    python benchmarks/tui_child.py FILE [--profile OUT.prof]
+
+Imports proton-tui, loads FILE, opens the viewer headless with Textual's `App.run_test(size=(120, 40))`, waits for
+the first screen (header + table) to paint, presses `down` and, once it has been handled and repainted, prints
+`INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
+(expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script started)
+and ru_maxrss. With --profile, cProfile covers everything up to INTERACTIVE and the stats go to OUT.prof.
+
+What-if switches (they change nothing in proton_tui/, only this process): --gc-tuned disables the cyclic GC during
+load_profile and then gc.freeze()s the loaded profile; --memo-devices caches Profile.device_names() per profile.
+"""
+
+import time
+
+T0 = time.perf_counter()
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+
+
+def now() -> float:
+    return time.perf_counter() - T0
+
+
+def maxrss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def main() -> int:
+    path = sys.argv[1]
+    profiler = None
+    if "--profile" in sys.argv:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    out: dict = {}
+    from proton_tui.hatchet import load_profile
+    from proton_tui.tui.app import ProtonApp
+    from proton_tui.tui.profile_table import ProfileTable
+
+    out["import"] = now()
+    if "--gc-tuned" in sys.argv:  # what-if: no cyclic GC while loading, then the loaded profile frozen out of it
+        import gc
+
+        gc.disable()
+    if "--memo-devices" in sys.argv:  # what-if: Profile.device_names() computed once per profile
+        from proton_tui import hatchet
+
+        uncached = hatchet.Profile.device_names
+
+        def device_names(self):
+            if "_bench_devices" not in self.__dict__:
+                self.__dict__["_bench_devices"] = uncached(self)
+            return self.__dict__["_bench_devices"]
+
+        hatchet.Profile.device_names = device_names
+    profile = load_profile(path)
+    if "--gc-tuned" in sys.argv:
+        gc.freeze()
+        gc.enable()
+    out["loaded"] = now()
+    out["nodes_loaded"] = profile.node_count
+    out["rss_after_load"] = maxrss()
+
+    first_render: list[float] = []
+    original = ProfileTable.render_line
+
+    def render_line(self, y):
+        if not first_render:
+            first_render.append(now())
+        return original(self, y)
+
+    ProfileTable.render_line = render_line
+    app = ProtonApp(profile=profile)
+
+    async def key(pilot, name: str) -> float:
+        start = time.perf_counter()
+        await pilot.press(name)  # posts the key and waits until the screen has handled it
+        app.screen._on_timer_update()  # paint what changed now, not on the next refresh tick
+        return time.perf_counter() - start
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            out["app_ready"] = now()
+            await pilot.pause()
+            table = app.screen.query_one(ProfileTable)
+            out["first_paint"] = now()
+            out["table_first_render_line"] = first_render[0] if first_render else None
+            out["rows_initial"] = len(table.rows)
+            out["key_down"] = await key(pilot, "down")
+            if table.cursor != 1:
+                raise SystemExit(f"down was not handled: cursor {table.cursor}")
+            out["interactive"] = now()
+            out["cpu_interactive"] = time.process_time()  # user+sys of this process since it started
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(sys.argv[sys.argv.index("--profile") + 1])
+            print("INTERACTIVE", flush=True)
+            out["rss_interactive"] = maxrss()
+            try:
+                await after_interactive(pilot, table)
+            except Exception as error:  # a broken key must not hide the time to interactive
+                out["error_after_interactive"] = f"{type(error).__name__}: {error}"
+
+    async def after_interactive(pilot, table) -> None:
+        while table.current_node in table.expanded and table.cursor + 1 < len(table.rows):  # auto-expanded
+            await pilot.press("down")
+        before = len(table.rows)
+        out["key_enter"] = await key(pilot, "enter")
+        out["enter_rows_added"] = len(table.rows) - before
+        out["key_expand_all"] = await key(pilot, "e")
+        out["rows_expanded_all"] = len(table.rows)
+        out["key_summary"] = await key(pilot, "k")
+        out["summary_rows"] = len(table.rows)
+        failed = getattr(app, "_exception", None)
+        if failed is not None or not table.show_kernels:  # the app crashed: that time is not a keypress's
+            out["key_summary"] = None
+            raise RuntimeError(f"k (kernel summary) failed: {type(failed).__name__}: {failed}")
+        out["done"] = now()
+        out["rss_end"] = maxrss()
+
+    try:
+        asyncio.run(drive())
+    except Exception as error:  # e.g. an exception inside the app, re-raised by run_test on exit
+        out.setdefault("error_after_interactive", f"{type(error).__name__}: {error}")
+    print(json.dumps(out), flush=True)
+    return 0 if "interactive" in out else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
