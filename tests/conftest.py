@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The interpreter probe's disk cache goes to a private folder, not the user's home; subprocesses inherit it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="proton-tui-tests-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 
 def capture_path(name: str) -> Path:

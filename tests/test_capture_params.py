@@ -63,3 +63,23 @@ def test_name_loses_a_hatchet_suffix_proton_would_double():
 def test_device_and_timeout_forms():
     assert parse_device("CPU") == "cpu" and parse_device(" auto ") == "auto" and parse_device(3) == 3
     assert parse_timeout(None) is None and parse_timeout("0") is None and parse_timeout("1.5") == 1.5
+
+
+def test_probe_answer_is_kept_on_disk_per_fingerprint(monkeypatch, tmp_path):
+    """A second probe of the same interpreter reads the disk cache; a changed GPU pin probes again."""
+    import sys
+
+    from proton_tui.capture import probe
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(probe, "_cache", {})
+    first = probe.probe_interpreter(sys.executable)
+    stored = list((tmp_path / "proton-tui" / "probe").glob("*.json"))
+    assert len(stored) == 1
+    stored[0].write_text(stored[0].read_text().replace(first.python_version, "9.9.9"))  # mark the entry
+    monkeypatch.setattr(probe, "_cache", {})
+    assert probe.probe_interpreter(sys.executable).python_version == "9.9.9"  # answered from disk
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    monkeypatch.setattr(probe, "_cache", {})
+    assert probe.probe_interpreter(sys.executable).python_version == first.python_version  # probed again
+    assert len(list((tmp_path / "proton-tui" / "probe").glob("*.json"))) == 2

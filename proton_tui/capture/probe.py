@@ -1,13 +1,22 @@
-"""Probe the workload's interpreter (not the TUI's): Python, Triton, torch and GPU, asked once and cached."""
+"""Probe the workload's interpreter (not the TUI's): Python, Triton, torch and GPU, asked once and cached.
+
+The full probe imports torch (seconds). Its answer is also kept on disk, keyed by a fingerprint that a bare
+interpreter start gives in milliseconds: the interpreter, where torch and Triton live and when they changed, the
+host, its boot, and the GPU-pinning variables. A change to any of them probes again.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 PROBE_SCRIPT = r"""
 import json, sys
@@ -32,6 +41,16 @@ except Exception as error:
     info["torch_error"] = f"{type(error).__name__}: {error}"
 print(json.dumps(info))
 """
+FINGERPRINT_SCRIPT = r"""
+import importlib.util, os, sys
+paths = [sys.executable]
+for name in ("triton", "torch"):
+    spec = importlib.util.find_spec(name)
+    paths.append(spec.origin if spec and spec.origin else "")
+print("\n".join(f"{p}:{os.stat(p).st_mtime_ns if p else 0}" for p in paths))
+"""
+FINGERPRINT_ENV = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -83,8 +102,48 @@ def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = Fa
         lock = _probing.setdefault(key, threading.Lock())
     with lock:
         if refresh or key not in _cache:
-            _cache[key] = _run_probe(python, timeout)
+            _cache[key] = _probe_via_disk_cache(python, timeout, refresh)
         return _cache[key]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "proton-tui" / "probe"
+
+
+def fingerprint(python: str) -> str | None:
+    """A digest of everything the probe's answer depends on, or None when the interpreter cannot say."""
+    try:
+        result = subprocess.run([python, "-c", FINGERPRINT_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, errors="replace", timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0:
+        return None
+    boot = BOOT_ID.read_text().strip() if BOOT_ID.exists() else ""
+    pins = "\n".join(f"{var}={os.environ.get(var, '')}" for var in FINGERPRINT_ENV)
+    text = "\n".join([result.stdout, socket.gethostname(), boot, pins])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> InterpreterInfo:
+    digest = fingerprint(python)
+    stored = cache_dir() / f"{digest}.json" if digest else None
+    if stored is not None and not refresh and stored.is_file():
+        try:
+            fields = json.loads(stored.read_text())
+            return InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"]), "python": python})
+        except (OSError, ValueError, TypeError, KeyError):
+            pass  # an unreadable entry is probed again and rewritten
+    info = _run_probe(python, timeout)
+    if stored is not None:
+        try:
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            temporary = stored.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(dataclasses.asdict(info)))
+            temporary.replace(stored)
+        except OSError:
+            pass  # a read-only home still works, only slower
+    return info
 
 
 def _run_probe(python: str, timeout: float) -> InterpreterInfo:
