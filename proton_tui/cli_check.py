@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli_common import fail
+from .cli_common import fail, run_until_signalled
 
 
 def register(app: typer.Typer) -> None:
@@ -75,8 +75,6 @@ def check(
 def _execute(plan):
     """Run every slot on a fresh event loop, live output on stderr prefixed by its GPU; Ctrl-C (or SIGTERM)
     ends every run's process group."""
-    import asyncio
-    import signal
 
     from .check import execute_check
 
@@ -95,14 +93,6 @@ def _execute(plan):
         err.write(f"[{row.label:>{width}}] {row.verdict} ({row.wall_s or 0.0:.1f} s)\n")
         err.flush()
 
-    async def main():
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(signum, stop.set)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass  # not the main thread: Ctrl-C keeps its default meaning
-        return await execute_check(plan, on_lines=show_lines, on_start=show_start, on_done=show_done, stop=stop)
-
-    return asyncio.run(main())
+    return run_until_signalled(
+        lambda stop: execute_check(plan, on_lines=show_lines, on_start=show_start, on_done=show_done, stop=stop)
+    )

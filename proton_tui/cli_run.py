@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 
 import typer
 
-from .cli_common import fail
+from .cli_common import fail, run_until_signalled
 
 if TYPE_CHECKING:
     from .capture.command import Command
@@ -74,9 +74,6 @@ def run(
 
 def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
     """Run the plan on a fresh event loop; Ctrl-C (or SIGTERM) ends the run's process group."""
-    import asyncio
-    import signal
-
     from .capture.session import execute_run
 
     def show_start(run_dir: Path, command: Command) -> None:
@@ -87,17 +84,7 @@ def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
         stream.write("".join(line + "\n" for line in lines))
         stream.flush()
 
-    async def main() -> RunResult:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(signum, stop.set)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass  # not the main thread: Ctrl-C keeps its default meaning
-        return await execute_run(plan, show_lines, stop=stop, on_start=show_start)
-
-    return asyncio.run(main())
+    return run_until_signalled(lambda stop: execute_run(plan, show_lines, stop=stop, on_start=show_start))
 
 
 def _report(result: RunResult, as_json: bool) -> None:
