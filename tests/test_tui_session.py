@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import pytest
 from textual.widgets import Button, Input, Switch
@@ -125,3 +126,42 @@ async def test_sample_capture_opens_a_real_table():
         table = app.screen.query_one(ProfileTable)
         assert table.profile.path == sample_capture()
         assert "add_kernel<n=268435456>" in table.row_text(1, 120)
+
+
+async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path):
+    """100,000 lines reach the log (the newest LOG_LINES kept, all of them in stdout.log) while keys still work."""
+    from proton_tui.tui.run_screen import LOG_LINES
+    from proton_tui.tui.screens import HelpScreen
+
+    flood = Path(__file__).parent / "scripts" / "flood.py"
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        params = RunParams(size=100_000, iters=1, profile=False, device="cpu", output=tmp_path, payload=flood)
+        app.push_screen(RunScreen(params))
+        await pilot.pause()
+        run_screen = app.screen
+        await wait_for(lambda: run_screen.query_one("#run-log").line_count > 0, 60)
+        await pilot.press("f1")  # the UI answers while lines pour in
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await wait_for(lambda: run_screen.result is not None, 120)
+        await pilot.pause()
+        log = run_screen.query_one("#run-log")
+        assert log.line_count == LOG_LINES and log.lines[-1] == "vecadd: PASS"
+        assert run_screen.result.verdict.passed
+        assert (run_screen.result.run_dir / "stdout.log").read_text().count("\n") == 100_000 + 3
+
+
+async def test_a_failed_run_gets_a_panel_with_its_remedy(tmp_path):
+    """No GPU here: a profiled run writes no capture, and the panel says so with what to do."""
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(RunScreen(RunParams(size=1024, iters=1, device="cpu", profile=True, output=tmp_path)))
+        await pilot.pause()
+        run_screen = app.screen
+        await wait_for(lambda: run_screen.result is not None or run_screen.problem is not None, 120)
+        await pilot.pause()
+        panel = str(run_screen.query_one("#verdict-panel").render())
+        assert run_screen.query_one("#verdict-panel").has_class("fail")
+        assert "no capture written" in panel and "→" in panel and "--no-profile" in panel
+        assert isinstance(app.screen, RunScreen)  # no table to open: the log and the panel stay
