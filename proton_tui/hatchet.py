@@ -102,26 +102,41 @@ class Profile:
 
     @property
     def kernel_launches(self) -> int:
-        return sum(self.launches[i] for i in range(self.node_count) if self.is_kernel[i])
+        return sum(kernel.launches for kernel in self.kernel_stats())
 
     def kernel_stats(self) -> list[KernelStats]:
-        """Every kernel grouped by name across the tree, largest total first."""
+        """Every kernel grouped by name across the tree, largest total first (computed once)."""
         if self._kernel_stats is None:
-            by_name: dict[str, list] = {}
-            for i in range(self.node_count):
-                if self.is_kernel[i]:
-                    entry = by_name.setdefault(self.names[i], [0.0, 0, 0.0, set()])
-                    entry[0] += self.inclusive[i]
-                    entry[1] += self.launches[i]
-                    entry[2] += self.bytes[i]
-                    if self.devices[i]:
-                        entry[3].add(self.devices[i])
-            stats = [
-                KernelStats(name, v, n, b, tuple(sorted(d)), self.unit) for name, (v, n, b, d) in by_name.items()
-            ]
-            stats.sort(key=lambda k: (-k.value, k.name))
-            self._kernel_stats = stats
+            self._summarize_kernels()
         return self._kernel_stats
+
+    def device_totals(self) -> dict[str, float]:
+        """Kernel time (or cycles) per device, as the capture labels the kernels (computed once)."""
+        if self._device_totals is None:
+            self._summarize_kernels()
+        return self._device_totals
+
+    def _summarize_kernels(self) -> None:
+        """One pass over the kernels for both summaries: by name, and by device."""
+        by_name: dict[str, list] = {}
+        by_device: dict[str, float] = {}
+        names, inclusive, launches, devices = self.names, self.inclusive, self.launches, self.devices
+        for node in range(self.node_count):
+            if self.is_kernel[node]:
+                entry = by_name.get(names[node])
+                if entry is None:
+                    entry = by_name[names[node]] = [0.0, 0, 0.0, set()]
+                entry[0] += inclusive[node]
+                entry[1] += launches[node]
+                entry[2] += self.bytes[node]
+                device = devices[node]
+                entry[3].add(device)
+                by_device[device] = by_device.get(device, 0.0) + inclusive[node]
+        stats = [
+            KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit) for name, (v, n, b, d) in by_name.items()
+        ]
+        stats.sort(key=lambda k: (-k.value, k.name))
+        self._kernel_stats, self._device_totals = stats, dict(sorted(by_device.items()))
 
     def kernels_sorted(self, sort_key: str = "time") -> list[KernelStats]:
         """The kernel summary in display order: largest first by time, launches, average or GB/s; or by name."""
@@ -259,16 +274,6 @@ class Profile:
             for key, value in self.metrics[node].items()
             if FLOPS_KEY.match(key) and _is_number(value) and value
         }
-
-    def device_totals(self) -> dict[str, float]:
-        """Kernel time (or cycles) per device, as the capture labels the kernels (computed once)."""
-        if self._device_totals is None:
-            totals: dict[str, float] = {}
-            for node in range(self.node_count):
-                if self.is_kernel[node]:
-                    totals[self.devices[node]] = totals.get(self.devices[node], 0.0) + self.inclusive[node]
-            self._device_totals = dict(sorted(totals.items()))
-        return self._device_totals
 
     def device_warnings(self) -> list[str]:
         """What a multi-device capture cannot tell apart, said plainly."""
