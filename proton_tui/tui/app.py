@@ -68,12 +68,15 @@ class ProtonApp(App):
         self.runs: list[RunResult] = []
 
     def on_mount(self) -> None:
-        self.push_screen(ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python, self.output))
+        first = ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python, self.output)
+        self.push_screen(first)
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         yield SystemCommand("New capture", "Open the launch form", self.action_new_capture)
-        yield SystemCommand("Open sample capture", "vecadd on an H200, shipped with proton-tui", self.action_open_sample)
+        yield SystemCommand(
+            "Open sample capture", "vecadd on an H200, shipped with proton-tui", self.action_open_sample
+        )
         yield SystemCommand("Runs of this session", "List and reopen this session's runs", self.action_show_runs)
         yield SystemCommand("Box check", "vecadd on every visible GPU at once, one row per GPU", self.action_box_check)
         yield SystemCommand("Box check on CPU", "Two Triton-interpreter runs, no GPU needed", self.action_box_check_cpu)
