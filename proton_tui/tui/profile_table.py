@@ -45,6 +45,16 @@ def node_key(profile: Profile, node: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
+def find_node(profile: Profile, key: tuple[str, ...]) -> int | None:
+    """The node a key names in another (filtered) profile, walking down from ROOT; None when it is gone."""
+    node = 0
+    for name in key[1:]:
+        node = next((kid for kid in profile.children[node] if profile.names[kid] == name), None)
+        if node is None:
+            return None
+    return node
+
+
 class ProfileTable(ScrollView, can_focus=True):
     """Tree of nodes (or the flat kernel summary) with numeric columns aligned at any depth."""
 
@@ -175,9 +185,8 @@ class ProfileTable(ScrollView, can_focus=True):
         current = self.current_node
         cursor_key = node_key(self.profile, current) if current is not None else None
         self.profile, self.shown, self.columns, self.matches = profile, shown, columns(profile), []
-        self.expanded = {node for node in range(profile.node_count) if node_key(profile, node) in open_keys} | {0}
-        keep = next((n for n in range(profile.node_count) if node_key(profile, n) == cursor_key), None)
-        self._rebuild_rows(keep)
+        self.expanded = {node for key in open_keys if (node := find_node(profile, key)) is not None} | {0}
+        self._rebuild_rows(find_node(profile, cursor_key) if cursor_key else None)
 
     @property
     def matches(self) -> list[int]:
