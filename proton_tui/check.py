@@ -2,7 +2,7 @@
 
 ``plan_check`` (parse the options, probe the interpreter, one RunPlan per GPU; nothing runs) ->
 ``execute_check`` (every run in parallel, each in its own process group and run folder, then one row per GPU,
-the median bandwidth, flags, and ``check.json``). ``check_box`` does both. Never imports Textual.
+the median bandwidth, flags, and ``check.json``). Never imports Textual.
 
 Where each number comes from:
 
@@ -327,16 +327,6 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
                         "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)})
     write_report(report, check_dir / CHECK_JSON)
     return report
-
-
-async def check_box(python: str | None = None, *, on_lines: LinesCallback | None = None,
-                    on_start: StartCallback | None = None, on_done: DoneCallback | None = None,
-                    stop: asyncio.Event | None = None, environ: Mapping[str, str] | None = None,
-                    **options) -> BoxReport:
-    """``plan_check(python, **options)`` then ``execute_check``: the whole check in one call."""
-    plan = plan_check(python, environ=environ, **options)
-    return await execute_check(plan, on_lines=on_lines, on_start=on_start, on_done=on_done, stop=stop,
-                               environ=environ)
 
 
 def build_row(slot: CheckSlot, result: RunResult | BaseException, *, cpu: bool, size: int) -> CheckRow:
