@@ -24,8 +24,6 @@ has_gpu = probe_interpreter(PY).gpu_count > 0
 needs_gpu = pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
 
 
-
-
 async def wait_for_pids(pidfile: Path) -> list[int]:
     for _ in range(200):
         if pidfile.exists() and pidfile.read_text().endswith("\n"):

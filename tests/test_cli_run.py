@@ -32,8 +32,6 @@ def only_run(output: Path) -> Path:
     return run_dir
 
 
-
-
 @pytest.mark.parametrize("args, message", [
     (["--size", "3x"], "--size: '3x' is not a size"),
     (["--block-size", "1000"], "--block-size: 1000 is not a power of two"),

@@ -15,8 +15,6 @@ SIZE = (140, 44)
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
 
 
-
-
 def names_of(table: ProfileTable) -> list[str]:
     return [table.profile.names[node] for node in table.rows]
 

@@ -19,10 +19,6 @@ from tests.conftest import wait_for, payload_processes
 SIZE = (120, 40)
 
 
-
-
-
-
 def table_cells(screen: CheckScreen) -> dict[str, dict[str, str]]:
     """The DataTable as {row key: {column: plain text}}."""
     table = screen.query_one("#check-table", DataTable)

@@ -18,10 +18,6 @@ from tests.conftest import wait_for, payload_processes
 SIZE = (120, 40)
 
 
-
-
-
-
 async def detected_launch(pilot) -> LaunchScreen:
     screen = pilot.app.screen
     assert isinstance(screen, LaunchScreen)

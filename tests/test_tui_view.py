@@ -11,7 +11,6 @@ from tests.conftest import capture_path, kernel, scope
 SIZE = (120, 36)
 
 
-
 def visible_names(table: ProfileTable) -> list[str]:
     return [table.profile.names[node] for node in table.rows]
 
