@@ -14,6 +14,8 @@ from .cli_common import fail, regex_option
 from .cli_diff import register as register_diff
 from .cli_run import register as register_run
 
+LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
@@ -67,6 +69,8 @@ def view(
     include_re, exclude_re = regex_option("--include", include), regex_option("--exclude", exclude)
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
+        typer.echo(f"proton-tui: reading {file} ({file.stat().st_size / 1e6:,.0f} MB)…", err=True)
     try:
         profile = load_profile(file, show_internal=show_internal)
     except CaptureError as error:
