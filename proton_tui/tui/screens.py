@@ -287,6 +287,7 @@ class PathDialog(ModalScreen):
             yield Label(Text(self.prompt))
             yield Input(self.value, id="path")
             yield Label("", id="path-error", classes="error")
+        yield Footer()
 
     @on(Input.Submitted, "#path")
     def submitted(self, event: Input.Submitted) -> None:
@@ -336,6 +337,7 @@ class HelpScreen(ModalScreen[None]):
         lines = [f"{key.rjust(width)}  {action}" for key, action in self.keys]
         with VerticalScroll(id="help"):
             yield Static(Text("\n".join(lines)))
+        yield Footer()
 
     def on_mount(self) -> None:
         help_box = self.query_one("#help")
