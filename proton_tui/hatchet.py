@@ -350,7 +350,9 @@ def _mapped(path: Path):
     """The file's bytes, memory-mapped where possible: orjson then reads the page cache without a copy
     (a 1 GB capture loads ~0.8 s sooner and ~1 GB smaller)."""
     if not path.exists():
-        raise CaptureError(f"{path}: no such file")
+        doubled = path.with_name(path.name + ".hatchet")
+        hint = f" (but {doubled.name} is: Proton's -n takes the name without .hatchet)" if doubled.exists() else ""
+        raise CaptureError(f"{path}: no such file{hint}")
     if path.is_dir():
         raise CaptureError(f"{path}: is a directory, not a .hatchet file")
     try:
@@ -365,7 +367,10 @@ def _mapped(path: Path):
         try:
             if not len(data) or re.match(rb"\s*\Z", data):
                 raise CaptureError(f"{path}: empty file")
-            if b"\x00" in data[:65536] or data[:1] in (b"\x92", b"\x93"):
+            if data[:1] == b"\x92":
+                raise CaptureError(f"{path}: binary data, a MessagePack capture (.hatchet_msgpack, Triton >= 3.7); "
+                                   "proton-tui reads Proton's JSON .hatchet format")
+            if b"\x00" in data[:65536]:
                 raise CaptureError(f"{path}: binary data, not a JSON .hatchet capture")
             yield data
         finally:

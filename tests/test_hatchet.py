@@ -171,7 +171,7 @@ BAD_INPUTS = {
     "truncated": (capture_path("vecadd_auto").read_bytes()[:700], "truncated"),
     "not json": (b"hello world\n", "not valid JSON"),
     "binary": (bytes(range(256)) * 4, "binary data"),
-    "msgpack": (b"\x92\x83\xa8children\x90", "binary data"),
+    "msgpack": (b"\x92\x83\xa8children\x90", "binary data, a MessagePack capture (.hatchet_msgpack"),
     "dict": (b'{"frame": {"name": "ROOT"}}', "expected a JSON list [tree, device_info]"),
     "three elements": (b"[{}, {}, {}]", "expected a JSON list [tree, device_info]"),
     "device info list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, []]', "device_info"),
@@ -210,5 +210,8 @@ def test_bad_input_raises_one_line_error_naming_the_file(case, write_capture):
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(CaptureError, match="no such file"):
         load_profile(tmp_path / "absent.hatchet")
+    (tmp_path / "x.hatchet.hatchet").write_text("[]")  # what `proton -n x.hatchet` writes
+    with pytest.raises(CaptureError, match=r"no such file \(but x.hatchet.hatchet is: Proton's -n takes the name"):
+        load_profile(tmp_path / "x.hatchet")
     with pytest.raises(CaptureError, match="is a directory"):
         load_profile(tmp_path)
