@@ -92,6 +92,8 @@ async def test_run_the_real_payload_on_cpu_streams_pass(tmp_path, monkeypatch):
         assert isinstance(app.screen, RunsScreen)
         await pilot.press("enter")  # reopen the run: no capture, so its log and verdict
         assert isinstance(app.screen, RunScreen) and app.screen.result is run_screen.result
+        await pilot.pause()
+        assert "vecadd: PASS" in "\n".join(app.screen.query_one("#run-log").lines)  # its log, read back
 
 
 @pytest.mark.slow
@@ -126,7 +128,7 @@ async def test_sample_capture_opens_a_real_table():
 
 async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path):
     """100,000 lines reach the log (the newest LOG_LINES kept, all of them in stdout.log) while keys still work."""
-    from proton_tui.tui.run_screen import LOG_LINES
+    from proton_tui.tui.batched_log import LOG_LINES
     from proton_tui.tui.screens import HelpScreen
 
     flood = Path(__file__).parent / "scripts" / "flood.py"

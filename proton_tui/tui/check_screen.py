@@ -16,15 +16,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static
+from textual.widgets import DataTable, Footer, Static
 
 from ..capture.params import ParamError
 from ..capture.probe import ProbeError
 from ..check import (MIN_FRACTION, TABLE_COLUMNS, BoxReport, CheckError, CheckPlan, CheckRow, CheckSlot,
                      NoGpuError, execute_check, format_report, plan_check, table_rows)
+from .batched_log import FLUSH_S, BatchedLog
 
-LOG_LINES = 20_000  # the log keeps the newest lines; each run folder's stdout.log keeps them all
-FLUSH_S = 0.1  # output is written to the log in batches, at most this often
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
 
 
@@ -102,7 +101,6 @@ class CheckScreen(Screen):
         self.no_gpu = False
         self.rows: dict[str, CheckRow] = {}  # by slot label, as each run finishes
         self.check_dir: str | None = None
-        self.pending: list[str] = []
         self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.elapsed: float | None = None  # frozen when the check ends
@@ -111,7 +109,7 @@ class CheckScreen(Screen):
         yield Static(id="check-status")
         yield DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="check-result")
-        yield Log(max_lines=LOG_LINES, id="check-log")
+        yield BatchedLog(id="check-log")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -160,7 +158,7 @@ class CheckScreen(Screen):
             return
         self.post_message(CheckPlanned(plan))
         for warning in plan.warnings:
-            self.pending.append(f"proton-tui: warning: {warning}")
+            self.query_one(BatchedLog).add([f"proton-tui: warning: {warning}"])
         try:
             report = await execute_check(plan, on_lines=self.on_lines, on_start=self.on_start,
                                          on_done=lambda row: self.post_message(CheckRowDone(row)), stop=self.stop)
@@ -171,16 +169,14 @@ class CheckScreen(Screen):
 
     def on_start(self, slot: CheckSlot, run_dir: Path, command) -> None:
         self.check_dir = str(run_dir.parent)
-        self.pending.append(f"[{slot.label}] $ {command.display()}")
+        self.query_one(BatchedLog).add([f"[{slot.label}] $ {command.display()}"])
 
     def on_lines(self, slot: CheckSlot, lines: list[str]) -> None:
         """Called with each batch of a run's output; the log is written by the flush timer."""
-        self.pending.extend(f"[{slot.label}] {line}" for line in lines)
+        self.query_one(BatchedLog).add(f"[{slot.label}] {line}" for line in lines)
 
     def flush(self) -> None:
-        if self.pending:
-            lines, self.pending = self.pending, []
-            self.query_one("#check-log", Log).write_lines(lines)
+        self.query_one(BatchedLog).flush()
         self.query_one("#check-status", Static).update(Text(self.status_text()))
 
     # ---- rendering ----------------------------------------------------------------------------------------------

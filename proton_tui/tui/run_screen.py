@@ -11,16 +11,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Footer, Static
 
 from ..capture.classify import OutputClassifier, Outcome
 from ..capture.params import RunParams
 from ..capture.probe import ProbeError
 from ..capture.session import RunResult, execute_run, plan_run
 from ..capture.rundir import STDOUT_LOG
+from .batched_log import FLUSH_S, BatchedLog
 
-LOG_LINES = 20_000  # the log keeps the newest lines; stdout.log in the run folder keeps them all
-FLUSH_S = 0.1  # output is written to the log in batches, at most this often
 
 
 class RunFinished(Message):
@@ -48,7 +47,6 @@ class RunScreen(Screen):
         self.result = finished
         self.problem: str | None = None
         self.signals = OutputClassifier()
-        self.pending: list[str] = []
         self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.run_dir: str | None = None
@@ -57,7 +55,7 @@ class RunScreen(Screen):
         yield Static(id="run-status")
         yield Static(id="run-command")
         yield Static(id="verdict-panel")
-        yield Log(max_lines=LOG_LINES, id="run-log")
+        yield BatchedLog(id="run-log")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -70,6 +68,7 @@ class RunScreen(Screen):
             log_path = self.result.run_dir / STDOUT_LOG
             lines = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
             self.on_lines(lines)
+            self.flush()
             self.show_result()
 
     @property
@@ -108,13 +107,11 @@ class RunScreen(Screen):
 
     def on_lines(self, lines: list[str]) -> None:
         """Called with each batch of output; the log is written by the flush timer."""
-        self.pending.extend(lines)
+        self.query_one(BatchedLog).add(lines)
         self.signals.feed(lines)
 
     def flush(self) -> None:
-        if self.pending:
-            lines, self.pending = self.pending, []
-            self.query_one("#run-log", Log).write_lines(lines)
+        self.query_one(BatchedLog).flush()
         self.query_one("#run-status", Static).update(Text(self.status_text()))
 
     def status_text(self) -> str:
