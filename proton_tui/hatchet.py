@@ -156,11 +156,16 @@ class Profile:
         return self._device_names
 
     def _find_device_names(self) -> list[str]:
-        seen = set(self.devices) - {""}
-        for device_type, by_id in self.device_info.items():
-            if isinstance(by_id, dict):
-                seen.update(f"{device_type}:{device_id}" for device_id in by_id)
-        return sorted(seen)
+        return sorted((set(self.devices) - {""}) | self._listed_devices())
+
+    def _listed_devices(self) -> set[str]:
+        """The devices device_info describes, as "CUDA:0"."""
+        return {
+            f"{device_type}:{device_id}"
+            for device_type, by_id in self.device_info.items()
+            if isinstance(by_id, dict)
+            for device_id in by_id
+        }
 
     def percent(self, value: float) -> float:
         """Share of the whole capture's total, also in a filtered subset."""
@@ -278,7 +283,7 @@ class Profile:
     def device_warnings(self) -> list[str]:
         """What a multi-device capture cannot tell apart, said plainly."""
         ran_on = sorted(d for d in self.device_totals() if d)
-        listed = {f"{kind}:{i}" for kind, ids in self.device_info.items() if isinstance(ids, dict) for i in ids}
+        listed = self._listed_devices()
         warnings = []
         if len(ran_on) > 1:
             warnings.append(
