@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 
 from .hatchet import Profile
-from .report import columns, header_line, kernel_cells, kernel_records, node_cells
+from .report import columns, header_line, kernel_cells, kernel_records, node_cells, record_value_key
 
 FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}
 VIEWS = ("tree", "kernels")
@@ -42,13 +42,9 @@ def tree_order(profile: Profile, shown: list[bool] | None = None, sort_key: str 
     return order
 
 
-def _value_key(profile: Profile) -> str:
-    return "time_ns" if profile.unit == "ns" else "cycles"
-
-
 def tree_records(profile: Profile, shown: list[bool] | None = None, sort_key: str = "time") -> list[dict]:
     """The tree rows in display order as plain records (JSON and CSV)."""
-    value_key = _value_key(profile)
+    value_key = record_value_key(profile)
     return [
         {
             "depth": profile.depths[node],
@@ -118,7 +114,7 @@ def export_text(
         document = {"file": str(profile.path), "view": view, "unit": profile.unit, "sort": sort_key,
                     "total": profile.total, "rows": records}
         return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
-    value_key = _value_key(profile)
+    value_key = record_value_key(profile)
     if fmt == "csv" and view == "tree":
         fields = ["depth", "path", "name", value_key, "percent", "launches", f"avg_{value_key}", "gbps",
                   "peak_percent", "device"]

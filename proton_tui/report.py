@@ -180,11 +180,15 @@ def kernel_summary_text(profile: Profile, limit: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def record_value_key(profile: Profile) -> str:
+    """The field that holds a record's value: time_ns, or cycles for instrumentation captures."""
+    return "time_ns" if profile.unit == "ns" else "cycles"
+
+
 def kernel_records(profile: Profile, kernels: list[KernelStats] | None = None) -> list[dict]:
     """The kernel summary as plain records (JSON and CSV), in the given order (default: largest first)."""
-    records = []
+    records, value_key = [], record_value_key(profile)
     for kernel in profile.kernel_stats() if kernels is None else kernels:
-        value_key = "time_ns" if profile.unit == "ns" else "cycles"
         record = {
             "name": kernel.name,
             value_key: kernel.value,
@@ -220,7 +224,7 @@ def kernel_csv(profile: Profile) -> str:
     """The kernel summary as CSV with a header row."""
     records = kernel_records(profile)
     out = io.StringIO()
-    value_key = "time_ns" if profile.unit == "ns" else "cycles"
+    value_key = record_value_key(profile)
     fields = ["name", value_key, "percent", "launches", f"avg_{value_key}", "bytes", "gbps", "devices"]
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
