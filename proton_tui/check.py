@@ -38,7 +38,7 @@ from .capture.params import ParamError, RunParams, parse_count, parse_size, pars
 from .capture.payload import payload_path
 from .capture.probe import InterpreterInfo, probe_interpreter
 from .capture.rules import check_rules, resolve_backend, version_between
-from .capture.rundir import create_run_dir
+from .capture.rundir import create_run_dir, write_json
 from .capture.session import RunPlan, RunResult, execute_run
 from .hatchet import Profile
 
@@ -325,7 +325,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
                        {"executable": info.executable, "python_version": info.python_version,
                         "triton_version": info.triton_version, "torch_version": info.torch_version,
                         "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)})
-    write_report(report, check_dir / CHECK_JSON)
+    write_json(check_dir / CHECK_JSON, report.to_json())
     return report
 
 
@@ -414,18 +414,6 @@ def flag_rows(rows: list[CheckRow], min_fraction: float) -> float | None:
             row.flag_reason = (f"{row.gbps:.1f} GB/s is {100 * row.gbps / median:.0f}% of the median "
                                f"{median:.1f} GB/s (below {100 * min_fraction:.0f}%)")
     return median
-
-
-def write_report(report: BoxReport, path: Path) -> Path:
-    """``check.json``, written whole through a temporary file."""
-    import os
-
-    import orjson
-
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(orjson.dumps(report.to_json(), default=str, option=orjson.OPT_INDENT_2) + b"\n")
-    os.replace(partial, path)
-    return path
 
 
 def _number(value: float | None, spec: str) -> str:

@@ -35,10 +35,9 @@ def relevant_env(env: dict[str, str]) -> dict[str, str]:
             if key.startswith(RELEVANT_ENV_PREFIXES) or key in RELEVANT_ENV_NAMES}
 
 
-def write_run_json(run_dir: Path, record: dict) -> Path:
-    """Write ``run.json`` through a temporary file, so a reader never sees half of it."""
-    path = run_dir / RUN_JSON
-    partial = run_dir / (RUN_JSON + ".partial")
-    partial.write_bytes(orjson.dumps(record, default=str, option=orjson.OPT_INDENT_2) + b"\n")
+def write_json(path: Path, document: dict) -> Path:
+    """Write a JSON document (run.json, check.json) through a temporary file, so a reader never sees half of it."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2) + b"\n")
     os.replace(partial, path)
     return path

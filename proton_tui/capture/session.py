@@ -17,7 +17,7 @@ from .params import RunParams
 from .payload import payload_path
 from .probe import InterpreterInfo, probe_interpreter
 from .rules import Finding, check_rules, resolve_backend
-from .rundir import STDOUT_LOG, create_run_dir, relevant_env, write_run_json
+from .rundir import RUN_JSON, STDOUT_LOG, create_run_dir, relevant_env, write_json
 from .runner import LineCallback, ProcessResult, run_process
 
 
@@ -99,7 +99,7 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
         capture, profile = capture_status(command.capture_path)
     verdict = decide_verdict(classifier, process, capture, plan.params.backend)
     record = run_record(plan, run_dir, command, classifier, process, verdict, profile, started_at)
-    write_run_json(run_dir, record)
+    write_json(run_dir / RUN_JSON, record)
     return RunResult(run_dir, command, verdict, classifier, process, profile, record)
 
 
