@@ -2,7 +2,8 @@
 
     python benchmarks/bench_capture.py --size 16777216 --iters 200 --repeat 5 [--json OUT]
 
-Runs alternate (bare, tool, bare, tool, …) so drift hits both alike. For the tool it records the whole command's
+After one unrecorded warm-up pair (Triton's kernel cache, the probe cache), runs alternate in ABBA order (bare,
+tool, tool, bare, …) so drift hits both alike; both run from the repository root. For the tool it records the whole command's
 wall time (which includes probing the interpreter: a Python that imports torch and Triton) and the capture
 phase alone (run.json's wall_s: the profiled payload process, streamed through the runner). Needs a GPU.
 """
@@ -39,15 +40,28 @@ def main() -> None:
     bare, tool, tool_capture = [], [], []
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        for index in range(args.repeat):
-            bare_argv = [sys.executable, "-m", "triton.profiler.proton", "-n", str(work / f"bare{index}"),
-                         "-k", "triton", str(PAYLOAD), *payload_args]
-            bare.append(timed(bare_argv, work))
+
+        def run_bare(index: int) -> float:
+            return timed([sys.executable, "-m", "triton.profiler.proton", "-n", str(work / f"bare{index}"),
+                          "-k", "triton", str(PAYLOAD), *payload_args], ROOT)
+
+        def run_tool(index: int) -> tuple[float, float]:
             out = work / f"tool{index}"
-            tool.append(timed([sys.executable, "-m", "proton_tui", "run", *payload_args, "--output", str(out)], ROOT))
+            total = timed([sys.executable, "-m", "proton_tui", "run", *payload_args, "--output", str(out)], ROOT)
             record = json.loads(next(out.glob("*/run.json")).read_text())
             assert record["verdict"] == "PASS", record["message"]
-            tool_capture.append(record["wall_s"])
+            return total, record["wall_s"]
+
+        run_bare(-1), run_tool(-1)  # warm-up, not recorded
+        for index in range(args.repeat):
+            if index % 2:
+                total, capture = run_tool(index)
+                bare.append(run_bare(index))
+            else:
+                bare.append(run_bare(index))
+                total, capture = run_tool(index)
+            tool.append(total)
+            tool_capture.append(capture)
     summary = {
         "size": int(args.size), "iters": int(args.iters), "repeat": args.repeat,
         "bare_s": bare, "tool_total_s": tool, "tool_capture_s": tool_capture,
@@ -57,6 +71,8 @@ def main() -> None:
     }
     summary["capture_ratio"] = summary["median_tool_capture_s"] / summary["median_bare_s"]
     summary["total_ratio"] = summary["median_tool_total_s"] / summary["median_bare_s"]
+    summary["mean_ratio_total"] = statistics.mean(tool) / statistics.mean(bare)
+    summary["median_outside_capture_s"] = statistics.median(t - c for t, c in zip(tool, tool_capture))
     text = json.dumps(summary, indent=2)
     print(text)
     if args.json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,21 +66,35 @@ def test_device_and_timeout_forms():
     assert parse_timeout(None) is None and parse_timeout("0") is None and parse_timeout("1.5") == 1.5
 
 
-def test_probe_answer_is_kept_on_disk_per_fingerprint(monkeypatch, tmp_path):
-    """A second probe of the same interpreter reads the disk cache; a changed GPU pin probes again."""
+def test_probe_answer_is_kept_on_disk_until_what_it_depends_on_changes(monkeypatch, tmp_path):
+    """A second probe of the same interpreter reads the disk cache without starting it; a package installed on
+    its sys.path probes again; a changed GPU pin is another entry."""
     import sys
 
     from proton_tui.capture import probe
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    extra = tmp_path / "site"
+    extra.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYTHONPATH", str(extra))
     monkeypatch.setattr(probe, "_cache", {})
     first = probe.probe_interpreter(sys.executable)
-    stored = list((tmp_path / "proton-tui" / "probe").glob("*.json"))
+    stored = list((tmp_path / "cache" / "proton-tui" / "probe").glob("*.json"))
     assert len(stored) == 1
-    stored[0].write_text(stored[0].read_text().replace(first.python_version, "9.9.9"))  # mark the entry
+    assert str(extra) in stored[0].read_text()  # the folder on its sys.path is stamped
+    entry = json.loads(stored[0].read_text())
+    entry["info"]["python_version"] = "9.9.9"  # mark the entry
+    stored[0].write_text(json.dumps(entry))
     monkeypatch.setattr(probe, "_cache", {})
-    assert probe.probe_interpreter(sys.executable).python_version == "9.9.9"  # answered from disk
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    monkeypatch.setattr(probe.subprocess, "run", None)  # answered from disk: no interpreter is started
+    assert probe.probe_interpreter(sys.executable).python_version == "9.9.9"
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYTHONPATH", str(extra))
+    (extra / "newly_installed.py").write_text("")  # the folder's modification time changes
     monkeypatch.setattr(probe, "_cache", {})
     assert probe.probe_interpreter(sys.executable).python_version == first.python_version  # probed again
-    assert len(list((tmp_path / "proton-tui" / "probe").glob("*.json"))) == 2
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    monkeypatch.setattr(probe, "_cache", {})
+    probe.probe_interpreter(sys.executable)
+    assert len(list((tmp_path / "cache" / "proton-tui" / "probe").glob("*.json"))) == 2

@@ -1,8 +1,9 @@
 """Probe the workload's interpreter (not the TUI's): Python, Triton, torch and GPU, asked once and cached.
 
-The full probe imports torch (seconds). Its answer is also kept on disk, keyed by a fingerprint that a bare
-interpreter start gives in milliseconds: the interpreter, where torch and Triton live and when they changed, the
-host, its boot, and the GPU-pinning variables. A change to any of them probes again.
+The full probe imports torch (seconds). Its answer is also kept on disk, keyed by the interpreter's path, the
+host, its boot and the GPU-pinning variables, together with the modification times of what it depends on (the
+interpreter, torch's and Triton's packages, every folder on its sys.path). Checking those times is a few stat
+calls, no process: a change to any of them (an upgrade, a new install) probes again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -39,17 +41,13 @@ try:
         info["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 except Exception as error:
     info["torch_error"] = f"{type(error).__name__}: {error}"
+import os
+depends_on = [sys.executable, *(getattr(sys.modules.get(name), "__file__", None) for name in ("triton", "torch"))]
+depends_on += [path for path in sys.path if path and os.path.isdir(path)]
+info["stamps"] = {path: os.stat(path).st_mtime_ns for path in depends_on if path}
 print(json.dumps(info))
 """
-FINGERPRINT_SCRIPT = r"""
-import importlib.util, os, sys
-paths = [sys.executable]
-for name in ("triton", "torch"):
-    spec = importlib.util.find_spec(name)
-    paths.append(spec.origin if spec and spec.origin else "")
-print("\n".join(f"{p}:{os.stat(p).st_mtime_ns if p else 0}" for p in paths))
-"""
-FINGERPRINT_ENV = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
+CACHE_KEY_ENV = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -110,43 +108,49 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "proton-tui" / "probe"
 
 
-def fingerprint(python: str) -> str | None:
-    """A digest of everything the probe's answer depends on, or None when the interpreter cannot say."""
-    try:
-        result = subprocess.run([python, "-c", FINGERPRINT_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
-                                text=True, errors="replace", timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if result.returncode != 0:
+def cache_entry(python: str) -> Path | None:
+    """Where the probe of this interpreter, on this host, boot and GPU pinning, is kept; None when not found."""
+    executable = shutil.which(python)
+    if executable is None:
         return None
     boot = BOOT_ID.read_text().strip() if BOOT_ID.exists() else ""
-    pins = "\n".join(f"{var}={os.environ.get(var, '')}" for var in FINGERPRINT_ENV)
-    text = "\n".join([result.stdout, socket.gethostname(), boot, pins])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    pins = "\n".join(f"{var}={os.environ.get(var, '')}" for var in CACHE_KEY_ENV)
+    text = "\n".join([os.path.abspath(executable), socket.gethostname(), boot, pins])
+    return cache_dir() / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+
+
+def _unchanged(stamps: dict[str, int]) -> bool:
+    """Whether every file and folder the probe depended on still has the modification time it had then."""
+    try:
+        return bool(stamps) and all(os.stat(path).st_mtime_ns == stamp for path, stamp in stamps.items())
+    except OSError:
+        return False
 
 
 def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> InterpreterInfo:
-    digest = fingerprint(python)
-    stored = cache_dir() / f"{digest}.json" if digest else None
+    stored = cache_entry(python)
     if stored is not None and not refresh and stored.is_file():
         try:
-            fields = json.loads(stored.read_text())
-            return InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"]), "python": python})
-        except (OSError, ValueError, TypeError, KeyError):
+            entry = json.loads(stored.read_text())
+            if _unchanged(entry["stamps"]):
+                fields = entry["info"]
+                return InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"]), "python": python})
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass  # an unreadable entry is probed again and rewritten
-    info = _run_probe(python, timeout)
+    info, stamps = _run_probe(python, timeout)
     if stored is not None:
         try:
             stored.parent.mkdir(parents=True, exist_ok=True)
             temporary = stored.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(dataclasses.asdict(info)))
+            temporary.write_text(json.dumps({"info": dataclasses.asdict(info), "stamps": stamps}))
             temporary.replace(stored)
         except OSError:
             pass  # a read-only home still works, only slower
     return info
 
 
-def _run_probe(python: str, timeout: float) -> InterpreterInfo:
+def _run_probe(python: str, timeout: float) -> tuple[InterpreterInfo, dict[str, int]]:
+    """The interpreter's answer, and the modification times of what that answer depends on."""
     try:
         result = subprocess.run([python, "-c", PROBE_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
                                 text=True, errors="replace", timeout=timeout)
@@ -162,5 +166,6 @@ def _run_probe(python: str, timeout: float) -> InterpreterInfo:
     except json.JSONDecodeError:
         last_error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
         raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}") from None
+    stamps = fields.pop("stamps", {})
     fields["gpu_names"] = tuple(fields.get("gpu_names", ()))
-    return InterpreterInfo(python=python, **fields)
+    return InterpreterInfo(python=python, **fields), stamps

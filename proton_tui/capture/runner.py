@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 CHUNK_BYTES = 64 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a longer run without a newline is delivered as a line of its own
-POLL_S = 0.05
+POLL_S = 0.01  # how soon an exit, a stop or a timeout is noticed (a capture's wall time includes it)
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
