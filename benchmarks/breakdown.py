@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/breakdown.py FILE [--no-gc]
 
-Uses proton_tui's private helpers (_read, _parse, _index, _with_inclusive), so it may need updating when they
+Uses proton_tui's private helpers (_mapped, _parse, _index, _with_inclusive), so it may need updating when they
 change. --no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
 """
 
@@ -34,9 +34,8 @@ def main() -> int:
     from proton_tui import hatchet, report
 
     print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
-    data = timed("_read (read_bytes + checks)", hatchet._read, path)
-    document = timed("_parse (orjson.loads)", hatchet._parse, path, data)
-    del data
+    with hatchet._mapped(path) as data:
+        document = timed("_parse (orjson.loads of the memory-mapped file)", hatchet._parse, path, data)
     tree, device_info = document
     inclusive = hatchet._with_inclusive
     spent = {}

@@ -2,7 +2,7 @@
 
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
-Imports proton-tui, loads FILE, opens the viewer headless with Textual's `App.run_test(size=(120, 40))`, waits for
+Imports proton-tui (its command line too, as `proton-tui view` does), loads FILE, opens the viewer headless with Textual's `App.run_test(size=(120, 40))`, waits for
 the first screen (header + table) to paint, presses `down` and, once it has been handled and repainted, prints
 `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
 (expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script started)
@@ -39,6 +39,7 @@ def main() -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     out: dict = {}
+    import proton_tui.cli  # noqa: F401  `proton-tui view` starts here: typer and the command line count too
     from proton_tui.hatchet import load_profile
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.profile_table import ProfileTable

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from textual.widgets._footer import FooterKey
+
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.profile_table import ProfileTable, fit
@@ -106,3 +109,24 @@ async def test_help_lists_the_keys_and_closes():
 
 def test_fit_cuts_with_an_ellipsis_and_pads():
     assert fit("abcdef", 4) == "abc…" and fit("ab", 4) == "ab  "
+    assert fit("x" * 5000, 60) == "x" * 59 + "…"
+    assert fit("漢字漢字", 5) == "漢字…" and cell_len(fit("漢字漢字", 4)) == 4  # a wide character never overflows
+    assert fit("abc", 0) == "" and fit("abc", 1) == "…"
+
+
+async def test_footer_follows_the_focused_widget_keys():
+    """The footer is rebuilt only when the keys it shows change, and then it does change."""
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+
+        def footer_keys() -> set[str]:
+            return {key.description for key in app.screen.query(FooterKey)}
+
+        assert {"Expand all", "Kernels/tree", "Sort", "Help"} <= footer_keys()
+        await pilot.press("f")  # the filter bar takes focus: the table's keys no longer apply
+        await pilot.pause()
+        assert "Expand all" not in footer_keys()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "Expand all" in footer_keys()

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..capture.session import RunResult
 from ..hatchet import Profile, load_profile
-from .check_screen import CheckScreen
-from .launch_screen import LaunchScreen
-from .run_screen import RunScreen
+from .footer import Footer
 from .screens import HelpScreen, ProfileScreen
+
+if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
+    from ..capture.session import RunResult
+    from .launch_screen import LaunchScreen
 
 
 def sample_capture() -> Path:
     """The capture shipped in the package: vecadd with Proton's triton hook on an H200 (Triton 3.6.0)."""
+    from importlib.resources import files
+
     return Path(str(files("proton_tui") / "data" / "sample.hatchet"))
 
 
@@ -46,6 +49,8 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        from .run_screen import RunScreen
+
         run = self.app.runs[int(event.option.id)]
         if run.profile is not None and not run.profile.is_empty:
             self.app.push_screen(ProfileScreen(run.profile, run=run))
@@ -68,8 +73,10 @@ class ProtonApp(App):
         self.runs: list[RunResult] = []
 
     def on_mount(self) -> None:
-        first = ProfileScreen(self.profile) if self.profile is not None else LaunchScreen(self.python, self.output)
-        self.push_screen(first)
+        if self.profile is not None:
+            self.push_screen(ProfileScreen(self.profile))
+        else:
+            self.action_new_capture()
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
@@ -86,9 +93,13 @@ class ProtonApp(App):
         self.runs.append(run)
 
     def on_launch_screen_run_requested(self, message: LaunchScreen.RunRequested) -> None:
+        from .run_screen import RunScreen
+
         self.push_screen(RunScreen(message.params))
 
     def action_new_capture(self) -> None:
+        from .launch_screen import LaunchScreen
+
         if not any(isinstance(screen, LaunchScreen) for screen in self.screen_stack):
             self.push_screen(LaunchScreen(self.python, self.output))
         else:
@@ -98,11 +109,13 @@ class ProtonApp(App):
     def action_open_sample(self) -> None:
         self.push_screen(ProfileScreen(load_profile(sample_capture())))
 
-    def action_box_check(self) -> None:
-        self.push_screen(CheckScreen(self.python, self.output))
+    def action_box_check(self, cpu: bool = False) -> None:
+        from .check_screen import CheckScreen
+
+        self.push_screen(CheckScreen(self.python, self.output, cpu=cpu, jobs=2 if cpu else None))
 
     def action_box_check_cpu(self) -> None:
-        self.push_screen(CheckScreen(self.python, self.output, cpu=True, jobs=2))
+        self.action_box_check(cpu=True)
 
     def action_show_runs(self) -> None:
         self.push_screen(RunsScreen())

@@ -16,13 +16,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..capture.params import ParamError
 from ..capture.probe import ProbeError
 from ..check import (MIN_FRACTION, TABLE_COLUMNS, BoxReport, CheckError, CheckPlan, CheckRow, CheckSlot,
                      NoGpuError, execute_check, format_report, plan_check, table_rows)
 from .batched_log import FLUSH_S, BatchedLog
+from .footer import Footer
 
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
 

@@ -14,11 +14,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.validation import ValidationResult, Validator
-from textual.widgets import Button, Footer, Input, Label, RadioButton, RadioSet, Select, Static, Switch
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
 from ..capture.params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_size
 from ..capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ..capture.rules import Finding, check_rules
+from .footer import Footer
 
 
 class ParamValidator(Validator):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.geometry import Size
@@ -28,12 +28,13 @@ AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more row
 
 
 def fit(text: str, width: int) -> str:
-    """Cut text to a cell width with an ellipsis, then pad it to exactly that width."""
+    """Cut text to a cell width with an ellipsis, then pad it to exactly that width (linear in the text's length:
+    every visible row goes through here on every repaint)."""
+    if width <= 0:
+        return ""
     if cell_len(text) > width:
-        while text and cell_len(text) > width - 1:
-            text = text[:-1]
-        text += "…"
-    return text + " " * (width - cell_len(text))
+        return set_cell_size(text, width - 1) + "…"
+    return set_cell_size(text, width)
 
 
 def node_key(profile: Profile, node: int) -> tuple[str, ...]:

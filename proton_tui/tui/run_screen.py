@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..capture.classify import OutputClassifier, Outcome
 from ..capture.params import RunParams
@@ -19,6 +19,7 @@ from ..capture.probe import ProbeError
 from ..capture.session import RunResult, execute_run, plan_run
 from ..capture.rundir import STDOUT_LOG
 from .batched_log import FLUSH_S, BatchedLog
+from .footer import Footer
 
 
 

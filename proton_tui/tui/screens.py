@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -12,15 +13,18 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
-from ..capture.session import RunResult
 from ..diff import DiffError, diff_columns, diff_profiles, kernel_diff_cells, total_cells
 from ..export import export_text, format_for_path, write_export
 from ..hatchet import CaptureError, Profile, load_profile
 from ..names import demangle_all, demangler_available
 from ..report import device_lines, format_gbps, format_percent, format_value, header_line, node_details
+from .footer import Footer
 from .profile_table import ProfileTable
+
+if TYPE_CHECKING:
+    from ..capture.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
 FILTER_DELAY_S = 0.3
