@@ -17,6 +17,7 @@ import time
 T0 = time.perf_counter()
 
 import asyncio  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
@@ -39,7 +40,7 @@ def main() -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     out: dict = {}
-    import proton_tui.cli  # noqa: F401  `proton-tui view` starts here: typer and the command line count too
+    importlib.import_module("proton_tui.cli")  # `proton-tui view` starts here: typer and the command line count too
     from proton_tui.hatchet import load_profile
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.profile_table import ProfileTable
