@@ -28,6 +28,7 @@ DEVICE_ID_KEYS = ("device_id", "DeviceId")
 DEVICE_TYPE_KEYS = ("device_type", "DeviceType")
 CYCLES_KEY = "cycles"
 INTERNAL_PREFIX = "__proton_launch_metadata"
+TWO_PROCESS_MIN_BYTES = 24_000_000  # from here a capture is parsed on two cores (two_process.py); below, one is faster
 FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
 # Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
 HIP_PEAK_BYTES_PER_S = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
@@ -338,16 +339,28 @@ def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
 
 def _load(path: Path, show_internal: bool) -> Profile:
     with _mapped(path) as data:
+        if len(data) >= TWO_PROCESS_MIN_BYTES:
+            from .two_process import load_in_two_processes
+
+            profile = load_in_two_processes(path, data, show_internal)
+            if profile is not None:
+                return profile
         document = _parse(path, data)
+    tree, device_info = _document_parts(path, document)
+    try:
+        return _index(path, tree, device_info, show_internal)
+    except _NodeError as error:
+        raise CaptureError(f"{path}: {error}") from None
+
+
+def _document_parts(path: Path, document) -> tuple[object, dict]:
+    """The tree and device_info of a parsed capture; CaptureError when the document is not [tree, device_info]."""
     if not isinstance(document, list) or len(document) != 2:
         raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
     tree, device_info = document
     if not isinstance(device_info, dict):
         raise CaptureError(f"{path}: not a Proton capture: device_info (the list's second element) is not an object")
-    try:
-        return _index(path, tree, device_info, show_internal)
-    except _NodeError as error:
-        raise CaptureError(f"{path}: {error}") from None
+    return tree, device_info
 
 
 @contextmanager
@@ -484,23 +497,49 @@ def _first(metrics: dict, keys: tuple[str, ...]):
 
 
 def _where(names: list[str], parent: int) -> str:
+    if parent == GRAFTED_PARENT:
+        return "a node"
     return f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
 
 
 def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
-    names: list[str] = []
-    parents: list[int] = []
-    children: list[list[int]] = []
-    depths: list[int] = []
-    metrics_of: list[dict] = []
-    time_own: list[float | None] = []
-    cycles_own: list[float | None] = []
-    counts: list[int] = []
-    devices: list[str] = []
-    node_bytes: list[float] = []
+    flat = _flatten([(tree, ROOT_PARENT, 0)], show_internal)
+    if not flat.names:
+        raise _NodeError("the tree's root is an internal Proton frame")
+    return _profile_from(path, flat, device_info)
+
+
+ROOT_PARENT = -1  # the parent of the tree's root
+GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
+
+
+@dataclass
+class _Flat:
+    """Nodes in pre-order as parallel lists, before inclusive values: what `_flatten` reads from parsed JSON."""
+
+    names: list[str] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    children: list[list[int]] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    metrics: list[dict] = field(default_factory=list)
+    time_own: list[float | None] = field(default_factory=list)
+    cycles_own: list[float | None] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    bytes: list[float] = field(default_factory=list)
+    hidden: int = 0
+    marked: int | None = None  # the id of the node object passed as `mark`, once flattened
+
+
+def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: object = None) -> _Flat:
+    """Validate and flatten JSON nodes given as (node, parent, depth), the first root first. A root's parent is
+    ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other)."""
+    flat = _Flat()
+    names, parents, children, depths = flat.names, flat.parents, flat.children, flat.depths
+    metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
+    devices, node_bytes = flat.devices, flat.bytes
     device_label: dict[tuple, str] = {}
-    hidden = 0
-    stack = [(tree, -1, 0)]
+    stack = list(reversed(roots))
     while stack:
         node, parent, depth = stack.pop()
         if type(node) is not dict:
@@ -512,8 +551,9 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
         if type(metrics) is not dict or type(kids) is not list:
             raise _NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
         if not show_internal and name.startswith(INTERNAL_PREFIX):
-            hidden += 1 + _count_nodes(kids)
+            flat.hidden += 1 + _count_nodes(kids)
             continue
+        is_root = parent == ROOT_PARENT
         time_ns = cycles = None
         count, device, size = 0, "", 0.0
         if metrics:
@@ -525,7 +565,7 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
                 and type(time_ns) is int
                 and type(count) is int
                 and type(device_id) is str
-                and parent >= 0
+                and not is_root
                 and time_ns >= 0
             ):  # the common kernel, exactly as Proton >= 3.2 writes it: checked without the general loop
                 label_key = (metrics.get("device_type"), device_id)
@@ -536,10 +576,10 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
             if label_key is None:
                 try:
                     _check_metrics(metrics)
-                    time_ns, cycles = _own_value(metrics) if parent >= 0 else (None, None)
+                    time_ns, cycles = (None, None) if is_root else _own_value(metrics)
                 except _NodeError as error:
                     raise _NodeError(f"node {name!r}: {error}") from None
-                value = _first(metrics, COUNT_KEYS) if parent >= 0 else None
+                value = None if is_root else _first(metrics, COUNT_KEYS)
                 count = int(value) if _is_number(value) else 0
                 device_id = _first(metrics, DEVICE_ID_KEYS)
                 if device_id is not None:
@@ -551,6 +591,8 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
                     label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
                 )
         node_id = len(names)
+        if node is mark:
+            flat.marked = node_id
         names.append(name)
         parents.append(parent)
         children.append([])
@@ -565,28 +607,30 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
             children[parent].append(node_id)
         for kid in reversed(kids):
             stack.append((kid, node_id, depth + 1))
-    if not names:
-        raise _NodeError("the tree's root is an internal Proton frame")
+    return flat
 
-    unit = "ns" if any(v is not None for v in time_own) else "cycles"
-    own = time_own if unit == "ns" else cycles_own
+
+def _profile_from(path: Path, flat: _Flat, device_info: dict) -> Profile:
+    """The profile of flattened nodes: its unit (ns, or cycles when no node has a time) and inclusive values."""
+    unit = "ns" if any(v is not None for v in flat.time_own) else "cycles"
+    own = flat.time_own if unit == "ns" else flat.cycles_own
     return _with_inclusive(
         Profile(
             path=path,
-            names=names,
-            parents=parents,
-            children=children,
-            depths=depths,
-            metrics=metrics_of,
+            names=flat.names,
+            parents=flat.parents,
+            children=flat.children,
+            depths=flat.depths,
+            metrics=flat.metrics,
             own=[v or 0.0 for v in own],
             has_own=[v is not None for v in own],
             is_kernel=[],
-            devices=devices,
+            devices=flat.devices,
             unit=unit,
-            own_launches=counts,
-            own_bytes=node_bytes,
+            own_launches=flat.counts,
+            own_bytes=flat.bytes,
             device_info=device_info,
-            hidden_internal=hidden,
+            hidden_internal=flat.hidden,
         )
     )
 

@@ -1,0 +1,196 @@
+"""Load a large capture on two cores: a forked child parses and flattens the second half of the tree while this
+process does the first, then the halves are joined.
+
+Proton writes its `.hatchet` pretty-printed with keys sorted (``children`` first), and JSON strings cannot hold a
+raw newline, so a line's indentation says what it is: with an indent unit ``u``, a node at depth ``d`` opens with a
+line that is only ``{`` at ``(2d+1)u`` spaces, its keys sit at ``(2d+2)u`` and its children at ``(2d+3)u``. That
+finds, without parsing, a cut inside the children list of a node on the tree's last path (its last child, that
+one's last child, …): the children after the cut are parsed by the child process as a list of subtrees, the rest of
+the file (the cut removed) here. Their nodes come last in pre-order, so they join by appending.
+
+Neither half is copied: each process maps the file privately (copy-on-write) and writes the few bytes that make
+its half a JSON document of its own (brackets around the cut; the file's small tail moved up to close the rest).
+
+Anything unexpected (another layout, a parse or validation error in either half, a child that fails) returns None
+and the caller loads the file in one process, which also gives the canonical error message.
+"""
+
+from __future__ import annotations
+
+import marshal
+import mmap
+import os
+import re
+import signal
+import threading
+from dataclasses import fields
+from pathlib import Path
+
+import orjson
+
+from .hatchet import (GRAFTED_PARENT, CaptureError, Profile, _document_parts, _Flat, _flatten, _NodeError,
+                      _profile_from)
+
+FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
+BALANCED = (0.3, 0.7)  # share of the tree's bytes the child should get to make the cut worth it
+ACCEPTABLE = (0.15, 0.85)  # when no level offers a balanced cut
+MAX_DEPTH = 64
+
+
+def load_in_two_processes(path: Path, data, show_internal: bool) -> Profile | None:
+    """The profile of a pretty-printed capture (memory-mapped as `data`), loaded on two cores; None when this path
+    does not apply."""
+    if not hasattr(os, "fork") or threading.active_count() != 1:  # forking a threaded process is unsafe
+        return None
+    cut = find_cut(data) if isinstance(data, mmap.mmap) else None
+    if cut is None or len(data) - cut[2] > cut[2] - cut[1]:  # the tail must fit where the cut was
+        return None
+    depth, start, end = cut
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
+        os.close(read_end)
+        _child_main(path, start, end, depth, show_internal, write_end)
+    os.close(write_end)
+    try:
+        mine = _parse_first_part(path, data, start, end, depth, show_internal)
+        theirs = _receive(read_end)
+    except BaseException:
+        os.kill(child, signal.SIGKILL)
+        raise
+    finally:
+        os.close(read_end)
+        os.waitpid(child, 0)
+    if mine is None or theirs is None:
+        return None
+    flat, graft, device_info = mine
+    _append(flat, graft, theirs)
+    return _profile_from(path, flat, device_info)
+
+
+def find_cut(data) -> tuple[int, int, int] | None:
+    """(depth, start, end): the bytes ``data[start:end]`` are whole children, the last ones, of the node at
+    ``depth`` on the tree's last path, and about half of the tree. None when the file offers no such cut."""
+    first = FIRST_NODE.match(data, 0, 256)
+    if first is None:
+        return None
+    unit = len(first[1])
+    tree_start = first.end()
+    tree_end = data.rfind(b"\n" + b" " * unit + b"},\n")  # the root's closing line; device_info follows
+    if tree_end < 0:
+        return None
+    middle = (tree_start + tree_end) // 2
+    node_start, fallback = tree_start, None
+    for depth in range(MAX_DEPTH):
+        if depth:  # the last node opened at this depth is the one on the last path
+            opening = b"\n" + b" " * ((2 * depth + 1) * unit) + b"{\n"
+            node_start = data.rfind(opening, node_start, tree_end)
+            if node_start < 0:
+                return fallback
+            first_line = node_start + len(opening) - 1  # the newline that ends the node's "{" line
+        else:
+            first_line = tree_start - 1
+        keys = b"\n" + b" " * ((2 * depth + 2) * unit)
+        list_end = data.rfind(keys + b"],", node_start, tree_end)
+        indent = b" " * ((2 * depth + 3) * unit)
+        children_key = keys + b'"children": ['
+        if (
+            list_end < 0  # no children
+            or data[first_line : first_line + len(children_key)] != children_key  # not Proton's key order
+            or data[list_end - len(indent) - 2 : list_end] != b"\n" + indent + b"}"  # not a list of nodes
+        ):
+            return fallback
+        boundary = b"\n" + indent + b"},\n" + indent + b"{\n"
+        candidates = [data.find(boundary, max(middle, node_start), list_end),
+                      data.rfind(boundary, node_start, min(middle, list_end))]
+        cuts = [(abs((list_end - at) / (tree_end - tree_start) - 0.5), at) for at in candidates if at >= 0]
+        if cuts:
+            at = min(cuts)[1]
+            share = (list_end - at) / (tree_end - tree_start)
+            start = at + len(indent) + 3  # after "\n" + indent + "},"
+            if BALANCED[0] <= share <= BALANCED[1]:
+                return depth, start, list_end
+            if ACCEPTABLE[0] <= share <= ACCEPTABLE[1] and fallback is None:
+                fallback = depth, start, list_end
+        last_child = data.rfind(boundary, node_start, list_end)
+        if last_child > middle:  # the middle of the file is not inside the last child: deeper cuts get smaller
+            return fallback
+    return fallback
+
+
+def _parse_first_part(path: Path, data, start: int, end: int, depth: int, show_internal: bool):
+    """This process's half: the file without the cut, flattened, with the id of the node the cut belonged to."""
+    tail = data[end:]  # the closing of the cut's list and of every node around it, and device_info: a few KB
+    try:
+        with _private_map(path) as private:
+            private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
+            with memoryview(private) as view:
+                document = orjson.loads(view[: start - 1 + len(tail)])
+    except (OSError, ValueError, orjson.JSONDecodeError):
+        return None
+    try:
+        tree, device_info = _document_parts(path, document)
+    except CaptureError:
+        return None
+    node = tree
+    for _ in range(depth):
+        kids = node.get("children") if type(node) is dict else None
+        if type(kids) is not list or not kids:
+            return None
+        node = kids[-1]
+    try:
+        flat = _flatten([(tree, -1, 0)], show_internal, mark=node)
+    except _NodeError:
+        return None
+    if flat.marked is None or not flat.names:  # the node is an internal frame, hidden
+        return None
+    return flat, flat.marked, device_info
+
+
+def _private_map(path: Path) -> mmap.mmap:
+    """The file mapped copy-on-write: bytes written change this process's view only, never the file."""
+    with open(path, "rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+
+
+def _child_main(path: Path, start: int, end: int, depth: int, show_internal: bool, write_end: int) -> None:
+    """In the forked child: flatten the cut's subtrees and send them through the pipe; never returns."""
+    status = 1
+    try:
+        with os.fdopen(write_end, "wb") as pipe:
+            try:
+                with _private_map(path) as private:
+                    private[start - 1] = ord("[")  # was the comma before the cut
+                    private[end] = ord("]")  # was the newline before the list's closing line
+                    with memoryview(private) as view:
+                        subtrees = orjson.loads(view[start - 1 : end + 1])
+                flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
+                payload = marshal.dumps([getattr(flat, item.name) for item in fields(_Flat)])
+            except (OSError, orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
+                payload = b""
+            pipe.write(len(payload).to_bytes(8, "little"))
+            pipe.write(payload)
+            status = 0
+    finally:
+        os._exit(status)
+
+
+def _receive(read_end: int) -> _Flat | None:
+    with os.fdopen(read_end, "rb", closefd=False) as pipe:
+        header = pipe.read(8)
+        size = int.from_bytes(header, "little") if len(header) == 8 else 0
+        payload = pipe.read(size) if size else b""
+    if not payload or len(payload) != size:
+        return None
+    return _Flat(*marshal.loads(payload))
+
+
+def _append(flat: _Flat, graft: int, theirs: _Flat) -> None:
+    """Add the child's subtrees to `flat` as the last children of node `graft`."""
+    offset = len(flat.names)
+    flat.parents += [graft if parent == GRAFTED_PARENT else parent + offset for parent in theirs.parents]
+    flat.children += [[kid + offset for kid in kids] for kids in theirs.children]
+    flat.children[graft] += [offset + node for node, parent in enumerate(theirs.parents) if parent == GRAFTED_PARENT]
+    for item in ("names", "depths", "metrics", "time_own", "cycles_own", "counts", "devices", "bytes"):
+        getattr(flat, item).extend(getattr(theirs, item))
+    flat.hidden += theirs.hidden

@@ -1,0 +1,149 @@
+"""Loading on two processes gives exactly the one-process profile, or steps aside; it never leaves a process behind
+and never writes to the capture."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from proton_tui import hatchet, two_process
+from proton_tui.hatchet import CaptureError, load_profile
+from tests.conftest import capture_path, kernel, scope
+
+COMPARED = ("names", "parents", "children", "depths", "metrics", "own", "has_own", "is_kernel", "devices", "unit",
+            "own_launches", "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "device_info")
+H200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6144, "clock_rate": 1980000, "memory_clock_rate": 3201000,
+                       "num_sms": 132}}}
+INTERNAL = "__proton_launch_metadata"
+
+
+def proton_file(tmp_path: Path, tree: dict, name: str = "capture.hatchet") -> Path:
+    """A capture laid out exactly as Triton 3.6's Proton writes it."""
+    path = tmp_path / name
+    path.write_text("\n" + json.dumps([tree, H200], indent=4, sort_keys=True) + "\n")
+    return path
+
+
+def load_both_ways(path: Path, monkeypatch, **options):
+    """(one-process profile, two-process profile or the error each raised, whether two processes were used)."""
+    for thread in threading.enumerate():  # e.g. a worker thread of an earlier TUI test, finishing its probe
+        if thread is not threading.main_thread():
+            thread.join(timeout=60)
+    assert threading.active_count() == 1, "this test needs a single-threaded process: fork is refused otherwise"
+    used = []
+    real = two_process.load_in_two_processes
+
+    def spy(*args):
+        result = real(*args)
+        used.append(result is not None)
+        return result
+
+    monkeypatch.setattr(two_process, "load_in_two_processes", spy)
+    results = []
+    for threshold in (10**18, 0):
+        monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
+        try:
+            results.append(load_profile(path, **options))
+        except CaptureError as error:
+            results.append(str(error))
+    return results[0], results[1], used == [True]
+
+
+def assert_same(one, two) -> None:
+    assert not isinstance(one, str) and not isinstance(two, str), (one, two)
+    for name in COMPARED:
+        assert getattr(two, name) == getattr(one, name), name
+
+
+def wide_tree(groups: int = 6, kernels: int = 8) -> dict:
+    return scope("ROOT", *[
+        scope(f"step_{g}", *[kernel(f"k{g}_{k}", 1000 + 37 * g + k, count=k + 1) for k in range(kernels)],
+              scope(INTERNAL))
+        for g in range(groups)
+    ])
+
+
+@pytest.mark.parametrize("name", ["gpt2_shadow", "multigpu", "vecadd_hook", "vecadd_auto"])
+def test_real_captures_load_the_same(name, monkeypatch):
+    one, two, used = load_both_ways(capture_path(name), monkeypatch)
+    assert used
+    assert_same(one, two)
+
+
+@pytest.mark.parametrize("show_internal", [False, True])
+def test_a_cut_among_the_roots_children(tmp_path, monkeypatch, show_internal):
+    path = proton_file(tmp_path, wide_tree())
+    one, two, used = load_both_ways(path, monkeypatch, show_internal=show_internal)
+    assert used and two.hidden_internal == (0 if show_internal else 6)
+    assert_same(one, two)
+    depth, start, end = two_process.find_cut(path.read_bytes())
+    assert depth == 0 and 0.3 <= (end - start) / path.stat().st_size <= 0.7
+
+
+def test_a_cut_deeper_down_the_last_path(tmp_path, monkeypatch):
+    """ROOT has one child, which has one child: the cut is found two levels down."""
+    path = proton_file(tmp_path, scope("ROOT", scope("<module>", scope("train", *wide_tree(8).pop("children")))))
+    one, two, used = load_both_ways(path, monkeypatch)
+    assert used and two_process.find_cut(path.read_bytes())[0] == 2
+    assert_same(one, two)
+    assert two.depths[-1] == 4 and two.path_of(two.node_count - 1).startswith("<module> / train / step_7")
+
+
+def test_cycles_and_nested_regions_load_the_same(tmp_path, monkeypatch):
+    regions = [scope(f"kernel_{i}", scope("load", cycles=10 * i), scope("store", cycles=5), cycles=40 * i + 15)
+               for i in range(1, 9)]
+    one, two, used = load_both_ways(proton_file(tmp_path, scope("ROOT", *regions)), monkeypatch)
+    assert used and two.unit == "cycles"
+    assert_same(one, two)
+
+
+@pytest.mark.parametrize("bad_group", [1, 5])  # in this process's half, or in the forked child's
+def test_a_bad_metric_in_either_half_gives_the_one_process_message(tmp_path, monkeypatch, bad_group):
+    tree = wide_tree()
+    tree["children"][bad_group]["children"][3]["metrics"]["time (ns)"] = "fast"
+    one, two, _ = load_both_ways(proton_file(tmp_path, tree), monkeypatch)
+    assert isinstance(one, str) and "metric 'time (ns)' is 'fast', not a number" in one
+    assert two == one
+
+
+def test_layouts_other_than_protons_load_in_one_process(tmp_path, monkeypatch):
+    tree = wide_tree()
+    compact = tmp_path / "compact.hatchet"
+    compact.write_text(json.dumps([tree, H200]))
+    unsorted = tmp_path / "unsorted.hatchet"  # children after frame and metrics
+    unsorted.write_text(json.dumps([tree, H200], indent=4))
+    for path in (compact, unsorted):
+        assert two_process.find_cut(path.read_bytes()) is None
+        one, two, used = load_both_ways(path, monkeypatch)
+        assert not used
+        assert_same(one, two)
+
+
+def test_no_process_is_left_and_the_file_is_untouched(tmp_path, monkeypatch):
+    path = proton_file(tmp_path, wide_tree())
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    _, _, used = load_both_ways(path, monkeypatch)
+    assert used
+    with pytest.raises(ChildProcessError):  # every forked child was waited for
+        os.waitpid(-1, os.WNOHANG)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_a_threaded_process_never_forks(tmp_path, monkeypatch):
+    path = proton_file(tmp_path, wide_tree())
+    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", 0)
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            assert two_process.load_in_two_processes(path, data, False) is None
+    finally:
+        release.set()
+        worker.join()
