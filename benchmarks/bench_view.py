@@ -366,8 +366,10 @@ def markdown(results: dict) -> str:
         "layout, first render), and until `pilot.pause()` returned (the screen painted and the process idle: it also "
         "waits for start-up work in the background, such as the readable-names worker); `down` is pressed after "
         "that. Loaded nodes exclude the hidden `__proton_launch_metadata` leaves. ² the TUI child's user+sys CPU "
-        "time at the moment it was interactive: less sensitive than wall time to other load on the machine. "
-        f"1-minute load average before the runs: {load_range(results)}.",
+        "time at the moment it was interactive: less sensitive than wall time to other load on the machine "
+        "(the UI process only: from 24 MB a forked child parses half of the file, and its time is not counted "
+        "here). Peak RSS is the largest single process's (wait4); the loader child's own peak comes on top while "
+        f"it lives (see below). 1-minute load average before the runs: {load_range(results)}.",
         "",
     ]
     viewer = results.get("viewer")

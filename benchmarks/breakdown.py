@@ -3,8 +3,9 @@
 
     .venv/bin/python benchmarks/breakdown.py FILE [--no-gc]
 
-Uses proton_tui's private helpers (_mapped, _parse, _index, _with_inclusive), so it may need updating when they
-change. --no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
+The phases are those of the one-process load (private helpers _mapped, _parse, _index, _with_inclusive, so it may
+need updating when they change); load_profile itself is timed too (two processes from TWO_PROCESS_MIN_BYTES).
+--no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def main() -> int:
     print(f"  {'_with_inclusive':<58} {spent['inclusive'] * 1000:10.1f} ms")
     del tree, document
     print(f"  nodes loaded: {profile.node_count:,}")
+    two = "two processes" if path.stat().st_size >= hatchet.TWO_PROCESS_MIN_BYTES else "one process"
+    timed(f"load_profile as `view` runs it ({two})", hatchet.load_profile, path)
     timed("kernel_stats() (first call, then cached)", profile.kernel_stats)
     timed("device_names() (one call)", profile.device_names, repeat=3)
     timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)
