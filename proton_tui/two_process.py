@@ -45,27 +45,53 @@ def load_in_two_processes(path: Path, data, show_internal: bool) -> Profile | No
     cut = find_cut(data) if isinstance(data, mmap.mmap) else None
     if cut is None or len(data) - cut[2] > cut[2] - cut[1]:  # the tail must fit where the cut was
         return None
-    depth, start, end = cut
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
-        os.close(read_end)
-        _child_main(path, start, end, depth, show_internal, write_end)
-    os.close(write_end)
-    try:
-        mine = _parse_first_part(path, data, start, end, depth, show_internal)
-        theirs = _receive(read_end)
-    except BaseException:
-        os.kill(child, signal.SIGKILL)
-        raise
-    finally:
-        os.close(read_end)
-        os.waitpid(child, 0)
+    private = _private_map(path, data)
+    if private is None:
+        return None
+    with private:
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        try:
+            child = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
+            os.close(read_end)
+            _child_main(private, cut, show_internal, write_end)
+        os.close(write_end)
+        try:
+            mine = _parse_first_part(path, private, cut, show_internal)
+            theirs = _receive(read_end)
+        except BaseException:
+            os.kill(child, signal.SIGKILL)
+            raise
+        finally:
+            os.close(read_end)
+            os.waitpid(child, 0)
     if mine is None or theirs is None:
         return None
     flat, graft, device_info = mine
     _append(flat, graft, theirs)
     return _profile_from(path, flat, device_info)
+
+
+def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
+    """The file mapped copy-on-write (bytes written change this process's view only, never the file; a forked
+    child gets its own view), checked to hold what `data` holds; None when that cannot be had."""
+    try:
+        with open(path, "rb") as handle:
+            private = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+    except (OSError, ValueError):
+        return None
+    ends = 65536
+    if len(private) != len(data) or private[:ends] != data[:ends] or private[-ends:] != data[-ends:]:
+        private.close()  # the file changed since it was mapped
+        return None
+    return private
 
 
 def find_cut(data) -> tuple[int, int, int] | None:
@@ -118,19 +144,16 @@ def find_cut(data) -> tuple[int, int, int] | None:
     return fallback
 
 
-def _parse_first_part(path: Path, data, start: int, end: int, depth: int, show_internal: bool):
+def _parse_first_part(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool):
     """This process's half: the file without the cut, flattened, with the id of the node the cut belonged to."""
-    tail = data[end:]  # the closing of the cut's list and of every node around it, and device_info: a few KB
+    depth, start, end = cut
+    tail = private[end:]  # the closing of the cut's list and of every node around it, and device_info: a few KB
+    private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
     try:
-        with _private_map(path) as private:
-            private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
-            with memoryview(private) as view:
-                document = orjson.loads(view[: start - 1 + len(tail)])
-    except (OSError, ValueError, orjson.JSONDecodeError):
-        return None
-    try:
+        with memoryview(private) as view:
+            document = orjson.loads(view[: start - 1 + len(tail)])
         tree, device_info = _document_parts(path, document)
-    except CaptureError:
+    except (orjson.JSONDecodeError, CaptureError):
         return None
     node = tree
     for _ in range(depth):
@@ -147,26 +170,20 @@ def _parse_first_part(path: Path, data, start: int, end: int, depth: int, show_i
     return flat, flat.marked, device_info
 
 
-def _private_map(path: Path) -> mmap.mmap:
-    """The file mapped copy-on-write: bytes written change this process's view only, never the file."""
-    with open(path, "rb") as handle:
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
-
-
-def _child_main(path: Path, start: int, end: int, depth: int, show_internal: bool, write_end: int) -> None:
+def _child_main(private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool, write_end: int) -> None:
     """In the forked child: flatten the cut's subtrees and send them through the pipe; never returns."""
+    depth, start, end = cut
     status = 1
     try:
         with os.fdopen(write_end, "wb") as pipe:
             try:
-                with _private_map(path) as private:
-                    private[start - 1] = ord("[")  # was the comma before the cut
-                    private[end] = ord("]")  # was the newline before the list's closing line
-                    with memoryview(private) as view:
-                        subtrees = orjson.loads(view[start - 1 : end + 1])
+                private[start - 1] = ord("[")  # was the comma before the cut
+                private[end] = ord("]")  # was the newline before the list's closing line
+                with memoryview(private) as view:
+                    subtrees = orjson.loads(view[start - 1 : end + 1])
                 flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
                 payload = marshal.dumps([getattr(flat, item.name) for item in fields(_Flat)])
-            except (OSError, orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
+            except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
             pipe.write(payload)

@@ -147,3 +147,15 @@ def test_a_threaded_process_never_forks(tmp_path, monkeypatch):
     finally:
         release.set()
         worker.join()
+
+
+def test_a_failed_fork_loads_in_one_process(tmp_path, monkeypatch):
+    path = proton_file(tmp_path, wide_tree())
+
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    one, two, used = load_both_ways(path, monkeypatch)
+    assert not used
+    assert_same(one, two)
