@@ -28,6 +28,8 @@ DEVICE_ID_KEYS = ("device_id", "DeviceId")
 DEVICE_TYPE_KEYS = ("device_type", "DeviceType")
 CYCLES_KEY = "cycles"
 INTERNAL_PREFIX = "__proton_launch_metadata"
+ROOT_PARENT = -1  # the parent of the tree's root
+GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
 TWO_PROCESS_MIN_BYTES = 24_000_000  # from here a capture is parsed on two cores (two_process.py); below, one is faster
 FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
 # Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
@@ -507,10 +509,6 @@ def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
     if not flat.names:
         raise _NodeError("the tree's root is an internal Proton frame")
     return _profile_from(path, flat, device_info)
-
-
-ROOT_PARENT = -1  # the parent of the tree's root
-GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
 
 
 @dataclass

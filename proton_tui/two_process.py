@@ -28,8 +28,8 @@ from pathlib import Path
 
 import orjson
 
-from .hatchet import (GRAFTED_PARENT, CaptureError, Profile, _document_parts, _Flat, _flatten, _NodeError,
-                      _profile_from)
+from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, Profile, _document_parts, _Flat, _flatten,
+                      _NodeError, _profile_from)
 
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
 BALANCED = (0.3, 0.7)  # share of the tree's bytes the child should get to make the cut worth it
@@ -162,7 +162,7 @@ def _parse_first_part(path: Path, private: mmap.mmap, cut: tuple[int, int, int],
             return None
         node = kids[-1]
     try:
-        flat = _flatten([(tree, -1, 0)], show_internal, mark=node)
+        flat = _flatten([(tree, ROOT_PARENT, 0)], show_internal, mark=node)
     except _NodeError:
         return None
     if flat.marked is None or not flat.names:  # the node is an internal frame, hidden
