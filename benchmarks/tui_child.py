@@ -2,14 +2,12 @@
 
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
-Imports proton-tui (its command line too, as `proton-tui view` does), loads FILE, opens the viewer headless with Textual's `App.run_test(size=(120, 40))`, waits for
-the first screen (header + table) to paint, presses `down` and, once it has been handled and repainted, prints
+Follows `proton-tui view FILE` on a terminal: imports the command line (typer), loads FILE with the TUI imported
+meanwhile (while a forked child parses half of a large capture), opens the viewer headless with Textual's
+`App.run_test(size=(120, 40))`, waits for the first screen (header + table) to paint, presses `down` and, once it has been handled and repainted, prints
 `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
 (expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script started)
 and ru_maxrss. With --profile, cProfile covers everything up to INTERACTIVE and the stats go to OUT.prof.
-
-What-if switches (they change nothing in proton_tui/, only this process): --gc-tuned disables the cyclic GC during
-load_profile and then gc.freeze()s the loaded profile; --memo-devices caches Profile.device_names() per profile.
 """
 
 import time
@@ -40,31 +38,14 @@ def main() -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     out: dict = {}
-    importlib.import_module("proton_tui.cli")  # `proton-tui view` starts here: typer and the command line count too
+    cli = importlib.import_module("proton_tui.cli")  # `proton-tui view` starts here
     from proton_tui.hatchet import load_profile
+
+    out["import"] = now()
+    profile = load_profile(path, meanwhile=cli.import_viewer)  # as the command does
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.profile_table import ProfileTable
 
-    out["import"] = now()
-    if "--gc-tuned" in sys.argv:  # what-if: no cyclic GC while loading, then the loaded profile frozen out of it
-        import gc
-
-        gc.disable()
-    if "--memo-devices" in sys.argv:  # what-if: Profile.device_names() computed once per profile
-        from proton_tui import hatchet
-
-        uncached = hatchet.Profile.device_names
-
-        def device_names(self):
-            if "_bench_devices" not in self.__dict__:
-                self.__dict__["_bench_devices"] = uncached(self)
-            return self.__dict__["_bench_devices"]
-
-        hatchet.Profile.device_names = device_names
-    profile = load_profile(path)
-    if "--gc-tuned" in sys.argv:
-        gc.freeze()
-        gc.enable()
     out["loaded"] = now()
     out["nodes_loaded"] = profile.node_count
     out["rss_after_load"] = maxrss()

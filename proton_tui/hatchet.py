@@ -15,6 +15,7 @@ import mmap
 import re
 import sys
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -327,26 +328,43 @@ class Profile:
         }
 
 
-def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
-    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason."""
+def load_profile(path: str | Path, *, show_internal: bool = False,
+                 meanwhile: Callable[[], object] | None = None) -> Profile:
+    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason.
+
+    ``meanwhile`` is called once while the file is being parsed: when a forked child parses half of it (from
+    TWO_PROCESS_MIN_BYTES), after the fork, so that work (`view` imports the TUI there) overlaps the child's."""
     path = Path(path)
     collecting = gc.isenabled()
     gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
     try:
-        return _load(path, show_internal)
+        return _load(path, show_internal, _once(meanwhile) if meanwhile else None)
     finally:
         if collecting:
             gc.enable()
 
 
-def _load(path: Path, show_internal: bool) -> Profile:
+def _once(work: Callable[[], object]) -> Callable[[], None]:
+    """`work`, run on the first call only (the two-process path may call it, then step aside)."""
+    pending = [work]
+
+    def run() -> None:
+        while pending:
+            pending.pop()()
+
+    return run
+
+
+def _load(path: Path, show_internal: bool, meanwhile: Callable[[], None] | None) -> Profile:
     with _mapped(path) as data:
         if len(data) >= TWO_PROCESS_MIN_BYTES:
             from .two_process import load_in_two_processes
 
-            profile = load_in_two_processes(path, data, show_internal)
+            profile = load_in_two_processes(path, data, show_internal, meanwhile)
             if profile is not None:
                 return profile
+        if meanwhile:
+            meanwhile()
         document = _parse(path, data)
     tree, device_info = _document_parts(path, document)
     try:

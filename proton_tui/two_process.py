@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -32,17 +33,23 @@ from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, Profile, _docum
                       _NodeError, _profile_from)
 
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
-BALANCED = (0.3, 0.7)  # share of the tree's bytes the child should get to make the cut worth it
-ACCEPTABLE = (0.15, 0.85)  # when no level offers a balanced cut
+BALANCED = 0.2  # how far from the share it should get the child's part may be and still be taken at once
+ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
+# For the child's share of the file (measured on a 2-core machine like CI's): parsing and flattening take ~9 ns a byte,
+# marshalling its half back ~15 % more, and the parent's `meanwhile` work (importing the TUI) ~0.25 s.
+PARSE_S_PER_BYTE = 9e-9
+CHILD_EXTRA = 0.15
+MEANWHILE_S = 0.25
 
 
-def load_in_two_processes(path: Path, data, show_internal: bool) -> Profile | None:
+def load_in_two_processes(path: Path, data, show_internal: bool,
+                          meanwhile: Callable[[], None] | None = None) -> Profile | None:
     """The profile of a pretty-printed capture (memory-mapped as `data`), loaded on two cores; None when this path
-    does not apply."""
+    does not apply. `meanwhile` runs in this process right after the fork, before it parses its own part."""
     if not hasattr(os, "fork") or threading.active_count() != 1:  # forking a threaded process is unsafe
         return None
-    cut = find_cut(data) if isinstance(data, mmap.mmap) else None
+    cut = find_cut(data, child_share(len(data), meanwhile is not None)) if isinstance(data, mmap.mmap) else None
     if cut is None or len(data) - cut[2] > cut[2] - cut[1]:  # the tail must fit where the cut was
         return None
     private = _private_map(path, data)
@@ -64,6 +71,8 @@ def load_in_two_processes(path: Path, data, show_internal: bool) -> Profile | No
             _child_main(private, cut, show_internal, write_end)
         os.close(write_end)
         try:
+            if meanwhile is not None:
+                meanwhile()
             mine = _parse_first_part(path, private, cut, show_internal)
             theirs = _receive(read_end)
         except BaseException:
@@ -94,9 +103,17 @@ def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
     return private
 
 
-def find_cut(data) -> tuple[int, int, int] | None:
+def child_share(size: int, meanwhile: bool) -> float:
+    """The share of the file that makes both processes finish together: the child also marshals its part, the
+    parent first does its `meanwhile` work."""
+    parse_s = size * PARSE_S_PER_BYTE
+    head_start = MEANWHILE_S if meanwhile else 0.0
+    return min(ACCEPTABLE[1], (parse_s + head_start) / (parse_s * (2 + CHILD_EXTRA)))
+
+
+def find_cut(data, share: float = 0.5) -> tuple[int, int, int] | None:
     """(depth, start, end): the bytes ``data[start:end]`` are whole children, the last ones, of the node at
-    ``depth`` on the tree's last path, and about half of the tree. None when the file offers no such cut."""
+    ``depth`` on the tree's last path, and about `share` of the tree. None when the file offers no such cut."""
     first = FIRST_NODE.match(data, 0, 256)
     if first is None:
         return None
@@ -105,7 +122,7 @@ def find_cut(data) -> tuple[int, int, int] | None:
     tree_end = data.rfind(b"\n" + b" " * unit + b"},\n")  # the root's closing line; device_info follows
     if tree_end < 0:
         return None
-    middle = (tree_start + tree_end) // 2
+    middle = tree_end - int(share * (tree_end - tree_start))
     node_start, fallback = tree_start, None
     for depth in range(MAX_DEPTH):
         if depth:  # the last node opened at this depth is the one on the last path
@@ -129,17 +146,17 @@ def find_cut(data) -> tuple[int, int, int] | None:
         boundary = b"\n" + indent + b"},\n" + indent + b"{\n"
         candidates = [data.find(boundary, max(middle, node_start), list_end),
                       data.rfind(boundary, node_start, min(middle, list_end))]
-        cuts = [(abs((list_end - at) / (tree_end - tree_start) - 0.5), at) for at in candidates if at >= 0]
+        cuts = [(abs((list_end - at) / (tree_end - tree_start) - share), at) for at in candidates if at >= 0]
         if cuts:
             at = min(cuts)[1]
-            share = (list_end - at) / (tree_end - tree_start)
+            got = (list_end - at) / (tree_end - tree_start)
             start = at + len(indent) + 3  # after "\n" + indent + "},"
-            if BALANCED[0] <= share <= BALANCED[1]:
+            if abs(got - share) <= BALANCED:
                 return depth, start, list_end
-            if ACCEPTABLE[0] <= share <= ACCEPTABLE[1] and fallback is None:
+            if ACCEPTABLE[0] <= got <= ACCEPTABLE[1] and fallback is None:
                 fallback = depth, start, list_end
         last_child = data.rfind(boundary, node_start, list_end)
-        if last_child > middle:  # the middle of the file is not inside the last child: deeper cuts get smaller
+        if last_child > middle:  # the split point is not inside the last child: deeper cuts get smaller
             return fallback
     return fallback
 

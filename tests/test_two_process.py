@@ -159,3 +159,24 @@ def test_a_failed_fork_loads_in_one_process(tmp_path, monkeypatch):
     one, two, used = load_both_ways(path, monkeypatch)
     assert not used
     assert_same(one, two)
+
+
+@pytest.mark.parametrize("threshold", [0, 10**18])  # two processes, one
+def test_meanwhile_runs_once_while_the_child_parses(tmp_path, monkeypatch, threshold):
+    tree = wide_tree()
+    tree["children"][5]["children"][3]["metrics"]["time (ns)"] = -1  # the child's half fails: one process takes over
+    good, bad = proton_file(tmp_path, wide_tree(), "good.hatchet"), proton_file(tmp_path, tree, "bad.hatchet")
+    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
+    calls = []
+
+    def meanwhile():
+        try:  # a forked child exists, running or done (WNOWAIT: the loader still reaps it)
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            calls.append(True)
+        except ChildProcessError:
+            calls.append(False)
+
+    assert load_profile(good, meanwhile=meanwhile).node_count == 1 + 6 * 9
+    with pytest.raises(CaptureError, match="negative time"):
+        load_profile(bad, meanwhile=meanwhile)
+    assert calls == [threshold == 0] * 2
