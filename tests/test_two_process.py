@@ -7,6 +7,8 @@ import hashlib
 import json
 import mmap
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -180,3 +182,15 @@ def test_meanwhile_runs_once_while_the_child_parses(tmp_path, monkeypatch, thres
     with pytest.raises(CaptureError, match="negative time"):
         load_profile(bad, meanwhile=meanwhile)
     assert calls == [threshold == 0] * 2
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_benchmark_shaped_captures_load_the_same(tmp_path, monkeypatch, seed):
+    """The benchmark's generator: nested scopes, real mangled names, hooked kernels with bytes, internal frames."""
+    generator = Path(__file__).resolve().parent.parent / "benchmarks" / "make_capture.py"
+    subprocess.run([sys.executable, str(generator), "5000", "--seed", str(seed), "--out", str(tmp_path)], check=True,
+                   capture_output=True)
+    (path,) = tmp_path.glob("*.hatchet")
+    one, two, used = load_both_ways(path, monkeypatch)
+    assert used and one.node_count > 4000 and one.has_bytes
+    assert_same(one, two)
