@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from proton_tui.capture.runner import _proc_stat
+
 
 def rss_bytes(pid: int) -> int:
     try:
@@ -22,16 +24,9 @@ def rss_bytes(pid: int) -> int:
 
 
 def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    return found
+    """Processes whose parent is `pid` (the runner's reader of /proc/<pid>/stat: state, ppid, …)."""
+    return [int(entry) for entry in os.listdir("/proc")
+            if entry.isdigit() and (stat := _proc_stat(entry)) and int(stat[1]) == pid]
 
 
 def main() -> int:
