@@ -4,17 +4,16 @@
 
 Follows `proton-tui view FILE` on a terminal: imports the command line (typer), loads FILE with the TUI imported
 meanwhile (while a forked child parses half of a large capture), opens the viewer headless with Textual's
-`App.run_test(size=(120, 40))`, waits for the first screen (header + table) to paint, presses `down` and, once it has been handled and repainted, prints
-`INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
+`App.run_test(size=(120, 40))`, waits for the first screen (header + table) to paint, presses `down` and, once it
+has been handled and repainted, prints `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
 (expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script started)
-and ru_maxrss. With --profile, cProfile covers everything up to INTERACTIVE and the stats go to OUT.prof.
+and ru_maxrss. Waiting is done without sleeps (see `settled`). With --profile, cProfile covers everything up to INTERACTIVE and the stats go to OUT.prof.
 """
 
 import time
 
 T0 = time.perf_counter()
 
-import asyncio  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
@@ -43,8 +42,10 @@ def main() -> int:
 
     out["import"] = now()
     profile = load_profile(path, meanwhile=cli.import_viewer)  # as the command does
+    import asyncio  # here, not first: the command gets it with Textual, imported while the loader child parses
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.profile_table import ProfileTable
+    from textual import events
 
     out["loaded"] = now()
     out["nodes_loaded"] = profile.node_count
@@ -60,20 +61,46 @@ def main() -> int:
 
     ProfileTable.render_line = render_line
     app = ProtonApp(profile=profile)
+    actions_done: list[str] = []  # every action a key ran, once it has returned
+    original_dispatch = app._dispatch_action
+
+    async def dispatch_action(*args, **kwargs):
+        handled = await original_dispatch(*args, **kwargs)
+        actions_done.append(args[1] if len(args) > 1 else "")
+        return handled
+
+    app._dispatch_action = dispatch_action
+
+    async def settled(pilot, done) -> None:
+        """Until `done()` holds and every message queued in the app and the screen's widgets has been handled, then
+        paint what changed (as the next refresh tick would). No sleeps: Textual's `pilot.pause()` and `press()` wait
+        for idle in steps of at least 20 ms (three of them per key), which is the harness's time, not the app's."""
+        give_up = time.perf_counter() + 60
+        while True:
+            await pilot._wait_for_screen()
+            if done():
+                break
+            if time.perf_counter() > give_up or app._exception is not None:
+                raise TimeoutError("not handled within 60 s") from app._exception
+            await asyncio.sleep(0)
+        await pilot._wait_for_screen()  # what handling it posted (the detail pane's update)
+        app.screen._on_timer_update()
 
     async def key(pilot, name: str) -> float:
-        start = time.perf_counter()
-        await pilot.press(name)  # posts the key and waits until the screen has handled it
-        app.screen._on_timer_update()  # paint what changed now, not on the next refresh tick
+        """Seconds from posting key `name` (as the terminal driver does) until its action has run, what that posted
+        has been handled, and the result is painted."""
+        start, ran = time.perf_counter(), len(actions_done)
+        app.post_message(events.Key(name, None))
+        await settled(pilot, lambda: len(actions_done) > ran)
         return time.perf_counter() - start
 
     async def drive() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             out["app_ready"] = now()
-            await pilot.pause()
+            await settled(pilot, lambda: bool(first_render))
             table = app.screen.query_one(ProfileTable)
             out["first_paint"] = now()
-            out["table_first_render_line"] = first_render[0] if first_render else None
+            out["table_first_render_line"] = first_render[0]
             out["rows_initial"] = len(table.rows)
             out["key_down"] = await key(pilot, "down")
             if table.cursor != 1:

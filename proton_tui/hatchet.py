@@ -35,6 +35,7 @@ GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be atta
 # 0.41 s at 34 MB.
 TWO_PROCESS_MIN_BYTES = 24_000_000
 FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
+PLAIN_KERNEL_KEYS = frozenset(("time (ns)", "count", "device_id", "device_type"))  # a kernel's metrics, Triton >= 3.2
 # Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
 HIP_PEAK_BYTES_PER_S = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
 
@@ -340,7 +341,9 @@ def load_profile(path: str | Path, *, show_internal: bool = False,
     collecting = gc.isenabled()
     gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
     try:
-        return _load(path, show_internal, _once(meanwhile) if meanwhile else None)
+        profile = _load(path, show_internal, _once(meanwhile) if meanwhile else None)
+        gc.freeze()  # and later ones would walk it too (~50 ms per full pass at 100k nodes): it is long-lived
+        return profile
     finally:
         if collecting:
             gc.enable()
@@ -557,6 +560,8 @@ def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: ob
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
     devices, node_bytes = flat.devices, flat.bytes
     device_label: dict[tuple, str] = {}
+    isfinite = math.isfinite
+    name_copies: dict[str, str] = {}  # one string per distinct name: kernel names repeat across the tree
     stack = list(reversed(roots))
     while stack:
         node, parent, depth = stack.pop()
@@ -571,27 +576,33 @@ def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: ob
         if not show_internal and name.startswith(INTERNAL_PREFIX):
             flat.hidden += 1 + _count_nodes(kids)
             continue
-        is_root = parent == ROOT_PARENT
         time_ns = cycles = None
         count, device, size = 0, "", 0.0
         if metrics:
-            time_ns = metrics.get("time (ns)")
-            count = metrics.get("count")
-            device_id = metrics.get("device_id")
+            time_ns, count = metrics.get("time (ns)"), metrics.get("count")
+            device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
+            label_key = None
             if (
-                len(metrics) == 4
-                and type(time_ns) is int
+                type(time_ns) is int
                 and type(count) is int
                 and type(device_id) is str
-                and not is_root
+                and type(device_type) is str
+                and parent != ROOT_PARENT
                 and time_ns >= 0
-            ):  # the common kernel, exactly as Proton >= 3.2 writes it: checked without the general loop
-                label_key = (metrics.get("device_type"), device_id)
-                if type(label_key[0]) is not str:
-                    label_key = None
-            else:
-                label_key = None
+            ):  # a kernel as Proton >= 3.2 writes it, maybe with numeric extras (bytes, flops): no general checks
+                label_key = device_type, device_id
+                if len(metrics) != 4:
+                    for key, value in metrics.items():
+                        kind = type(value)
+                        if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
+                            label_key = None  # a value the general checks must see
+                            break
+                    if "cycles" in metrics:
+                        label_key = None
+                    elif label_key is not None:
+                        size = float(metrics.get("bytes", 0))
             if label_key is None:
+                is_root = parent == ROOT_PARENT
                 try:
                     _check_metrics(metrics)
                     time_ns, cycles = (None, None) if is_root else _own_value(metrics)
@@ -611,7 +622,7 @@ def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: ob
         node_id = len(names)
         if node is mark:
             flat.marked = node_id
-        names.append(name)
+        names.append(name_copies.setdefault(name, name))
         parents.append(parent)
         children.append([])
         depths.append(depth)
@@ -623,8 +634,9 @@ def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: ob
         node_bytes.append(size)
         if parent >= 0:
             children[parent].append(node_id)
-        for kid in reversed(kids):
-            stack.append((kid, node_id, depth + 1))
+        if kids:
+            depth += 1
+            stack += [(kid, node_id, depth) for kid in reversed(kids)]
     return flat
 
 
@@ -664,7 +676,8 @@ def _count_nodes(kids: list) -> int:
 
 
 def _with_inclusive(profile: Profile) -> Profile:
-    """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children."""
+    """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children.
+    Works on a forest too (the subtrees a forked loader flattened: roots with parent GRAFTED_PARENT)."""
     has_own, parents = profile.has_own, profile.parents
     inclusive = list(profile.own)
     # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
@@ -672,16 +685,63 @@ def _with_inclusive(profile: Profile) -> Profile:
     node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
     for node in range(profile.node_count - 1, 0, -1):
         parent = parents[node]
-        if not has_own[parent]:
+        if parent >= 0 and not has_own[parent]:
             inclusive[parent] += inclusive[node]
             launches[parent] += launches[node]
             node_bytes[parent] += node_bytes[node]
     under_own = [False] * profile.node_count
     for node in range(1, profile.node_count):
         parent = parents[node]
-        under_own[node] = under_own[parent] or has_own[parent]
+        under_own[node] = parent >= 0 and (under_own[parent] or has_own[parent])
     profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
     profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
     profile.has_bytes = any(node_bytes)
     profile._kernel_stats = profile._device_totals = None
     return profile
+
+
+def _graft(profile: Profile, part: Profile, at: int) -> None:
+    """Attach `part` (a forest loaded on its own: inclusive values and kernel summaries computed, roots with parent
+    GRAFTED_PARENT) as the last children of node `at`; its totals climb to ROOT through the nodes without their own
+    value, and the kernel summaries are merged, so the result is what `_with_inclusive` gives for the whole tree."""
+    chain = [at]
+    while chain[-1] > 0:
+        chain.append(profile.parents[chain[-1]])
+    inside_kernel = any(profile.has_own[node] for node in chain)  # then none of the part's nodes is a kernel
+    summaries = (None, None) if inside_kernel else _merged_summaries(profile, part)
+    offset, part_parents = profile.node_count, part.parents
+    roots = [node for node, parent in enumerate(part_parents) if parent == GRAFTED_PARENT]
+    profile.parents += [at if parent == GRAFTED_PARENT else parent + offset for parent in part_parents]
+    profile.children += [[kid + offset for kid in kids] for kids in part.children]
+    profile.children[at] += [root + offset for root in roots]
+    for item in ("names", "depths", "metrics", "own", "has_own", "devices", "own_launches", "own_bytes",
+                 "inclusive", "launches", "bytes"):
+        getattr(profile, item).extend(getattr(part, item))
+    profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
+    profile.hidden_internal += part.hidden_internal
+    profile.has_bytes = profile.has_bytes or part.has_bytes
+    profile._kernel_stats, profile._device_totals = summaries
+    value = sum(part.inclusive[root] for root in roots)
+    launches = sum(part.launches[root] for root in roots)
+    size = sum(part.bytes[root] for root in roots)
+    for node in chain:  # up to the first node with its own value (which keeps it)
+        if profile.has_own[node]:
+            break
+        profile.inclusive[node] += value
+        profile.launches[node] += launches
+        profile.bytes[node] += size
+
+
+def _merged_summaries(one: Profile, other: Profile) -> tuple[list[KernelStats], dict[str, float]]:
+    """The kernel summaries of two disjoint parts of one capture, as one."""
+    by_name = {kernel.name: kernel for kernel in one.kernel_stats()}
+    for kernel in other.kernel_stats():
+        mine = by_name.get(kernel.name)
+        by_name[kernel.name] = kernel if mine is None else KernelStats(
+            kernel.name, mine.value + kernel.value, mine.launches + kernel.launches, mine.bytes + kernel.bytes,
+            tuple(sorted(set(mine.devices) | set(kernel.devices))), kernel.unit,
+        )
+    by_device = dict(one.device_totals())
+    for device, value in other.device_totals().items():
+        by_device[device] = by_device.get(device, 0.0) + value
+    return sorted(by_name.values(), key=lambda k: (-k.value, k.name)), dict(sorted(by_device.items()))

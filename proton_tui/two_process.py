@@ -1,12 +1,13 @@
-"""Load a large capture on two cores: a forked child parses and flattens the second half of the tree while this
-process does the first, then the halves are joined.
+"""Load a large capture on two cores: a forked child loads the second half of the tree (parse, flatten, inclusive
+values, kernel summary) while this process does the first, then the halves are joined.
 
 Proton writes its `.hatchet` pretty-printed with keys sorted (``children`` first), and JSON strings cannot hold a
 raw newline, so a line's indentation says what it is: with an indent unit ``u``, a node at depth ``d`` opens with a
 line that is only ``{`` at ``(2d+1)u`` spaces, its keys sit at ``(2d+2)u`` and its children at ``(2d+3)u``. That
 finds, without parsing, a cut inside the children list of a node on the tree's last path (its last child, that
 one's last child, …): the children after the cut are parsed by the child process as a list of subtrees, the rest of
-the file (the cut removed) here. Their nodes come last in pre-order, so they join by appending.
+the file (the cut removed) here. Their nodes come last in pre-order, so they join by appending; their totals then
+climb from the node they hang from to ROOT, and the two kernel summaries are merged (`hatchet._graft`).
 
 Neither half is copied: each process maps the file privately (copy-on-write) and writes the few bytes that make
 its half a JSON document of its own (brackets around the cut; the file's small tail moved up to close the rest).
@@ -24,23 +25,25 @@ import re
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 
 import orjson
 
-from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, Profile, _document_parts, _Flat, _flatten,
-                      _NodeError, _profile_from)
+from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, KernelStats, Profile, _document_parts, _flatten,
+                      _graft, _NodeError, _profile_from)
 
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
 BALANCED = 0.2  # how far from the share it should get the child's part may be and still be taken at once
 ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
-# For the child's share of the file (measured on a 2-core machine like CI's): parsing and flattening take ~9 ns a byte,
-# marshalling its half back ~15 % more, and the parent's `meanwhile` work (importing the TUI) ~0.25 s.
+# For the child's share of the file (measured on a 2-core machine like CI's): loading a part (parse, flatten, sum) takes
+# ~9 ns a byte in either process, the child's marshalling of its part ~5 % more, and the parent's `meanwhile` work
+# (importing the TUI) ~0.25 s. Balanced: 64 % to the child at 100k nodes (86 MB), 50 % at 1M (963 MB).
 PARSE_S_PER_BYTE = 9e-9
-CHILD_EXTRA = 0.15
+CHILD_EXTRA = 0.05
 MEANWHILE_S = 0.25
+PART_FIELDS = ("names", "parents", "children", "depths", "metrics", "own", "has_own", "is_kernel", "devices",
+               "own_launches", "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
 
 
 def load_in_two_processes(path: Path, data, show_internal: bool,
@@ -68,13 +71,13 @@ def load_in_two_processes(path: Path, data, show_internal: bool,
             return None
         if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
             os.close(read_end)
-            _child_main(private, cut, show_internal, write_end)
+            _child_main(path, private, cut, show_internal, write_end)
         os.close(write_end)
         try:
             if meanwhile is not None:
                 meanwhile()
             mine = _parse_first_part(path, private, cut, show_internal)
-            theirs = _receive(read_end)
+            theirs = _receive(path, read_end)
         except BaseException:
             os.kill(child, signal.SIGKILL)
             raise
@@ -83,9 +86,11 @@ def load_in_two_processes(path: Path, data, show_internal: bool,
             os.waitpid(child, 0)
     if mine is None or theirs is None:
         return None
-    flat, graft, device_info = mine
-    _append(flat, graft, theirs)
-    return _profile_from(path, flat, device_info)
+    profile, graft = mine
+    if theirs.node_count and theirs.unit != profile.unit:  # e.g. times only in one part: let one process decide
+        return None
+    _graft(profile, theirs, graft)
+    return profile
 
 
 def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
@@ -184,11 +189,15 @@ def _parse_first_part(path: Path, private: mmap.mmap, cut: tuple[int, int, int],
         return None
     if flat.marked is None or not flat.names:  # the node is an internal frame, hidden
         return None
-    return flat, flat.marked, device_info
+    profile = _profile_from(path, flat, device_info)
+    profile.kernel_stats()  # summed now, while the child may still be busy: the join merges it with the child's
+    return profile, flat.marked
 
 
-def _child_main(private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool, write_end: int) -> None:
-    """In the forked child: flatten the cut's subtrees and send them through the pipe; never returns."""
+def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool,
+                write_end: int) -> None:
+    """In the forked child: load the cut's subtrees (inclusive values and kernel summaries too) and send them
+    through the pipe; never returns."""
     depth, start, end = cut
     status = 1
     try:
@@ -199,7 +208,9 @@ def _child_main(private: mmap.mmap, cut: tuple[int, int, int], show_internal: bo
                 with memoryview(private) as view:
                     subtrees = orjson.loads(view[start - 1 : end + 1])
                 flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
-                payload = marshal.dumps([getattr(flat, item.name) for item in fields(_Flat)])
+                part = _profile_from(path, flat, {})
+                kernels = [(k.name, k.value, k.launches, k.bytes, k.devices) for k in part.kernel_stats()]
+                payload = marshal.dumps(([getattr(part, item) for item in PART_FIELDS], kernels, part.device_totals()))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
@@ -209,22 +220,16 @@ def _child_main(private: mmap.mmap, cut: tuple[int, int, int], show_internal: bo
         os._exit(status)
 
 
-def _receive(read_end: int) -> _Flat | None:
+def _receive(path: Path, read_end: int) -> Profile | None:
+    """The child's part, as it computed it; None when it sent nothing."""
     with os.fdopen(read_end, "rb", closefd=False) as pipe:
         header = pipe.read(8)
         size = int.from_bytes(header, "little") if len(header) == 8 else 0
         payload = pipe.read(size) if size else b""
     if not payload or len(payload) != size:
         return None
-    return _Flat(*marshal.loads(payload))
-
-
-def _append(flat: _Flat, graft: int, theirs: _Flat) -> None:
-    """Add the child's subtrees to `flat` as the last children of node `graft`."""
-    offset = len(flat.names)
-    flat.parents += [graft if parent == GRAFTED_PARENT else parent + offset for parent in theirs.parents]
-    flat.children += [[kid + offset for kid in kids] for kids in theirs.children]
-    flat.children[graft] += [offset + node for node, parent in enumerate(theirs.parents) if parent == GRAFTED_PARENT]
-    for item in ("names", "depths", "metrics", "time_own", "cycles_own", "counts", "devices", "bytes"):
-        getattr(flat, item).extend(getattr(theirs, item))
-    flat.hidden += theirs.hidden
+    values, kernels, device_totals = marshal.loads(payload)
+    part = Profile(path=path, device_info={}, **dict(zip(PART_FIELDS, values)))
+    part._kernel_stats = [KernelStats(*kernel, unit=part.unit) for kernel in kernels]
+    part._device_totals = device_totals
+    return part

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.cells import cell_len
-from textual.widgets._footer import FooterKey
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.footer import Footer
 from proton_tui.tui.profile_table import ProfileTable, fit
 from proton_tui.tui.screens import HelpScreen
 from tests.conftest import capture_path, kernel, scope
@@ -115,18 +115,27 @@ def test_fit_cuts_with_an_ellipsis_and_pads():
 
 
 async def test_footer_follows_the_focused_widget_keys():
-    """The footer is rebuilt only when the keys it shows change, and then it does change."""
+    """The footer shows the keys that apply to what has focus, the palette's last, and a click presses one."""
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        footer = app.screen.query_one(Footer)
 
-        def footer_keys() -> set[str]:
-            return {key.description for key in app.screen.query(FooterKey)}
+        def footer_keys() -> list[str]:
+            return [description for _, _, description, _ in footer.shown]
 
-        assert {"Expand all", "Kernels/tree", "Sort", "Help"} <= footer_keys()
+        assert {"Expand all", "Kernels/tree", "Sort", "Help"} <= set(footer_keys())
+        assert footer_keys()[-1] == "palette" and footer.render().plain.rstrip().endswith("^p palette")
         await pilot.press("f")  # the filter bar takes focus: the table's keys no longer apply
         await pilot.pause()
         assert "Expand all" not in footer_keys()
         await pilot.press("escape")
         await pilot.pause()
         assert "Expand all" in footer_keys()
+        footer.render()
+        (summary_key_at,) = [start for start, _, key, _ in footer.spans if key == "k"]
+        await pilot.click(Footer, offset=(summary_key_at + 1, 0))
+        await pilot.pause()
+        assert app.screen.query_one(ProfileTable).show_kernels
+
+

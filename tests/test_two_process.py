@@ -61,6 +61,7 @@ def assert_same(one, two) -> None:
     assert not isinstance(one, str) and not isinstance(two, str), (one, two)
     for name in COMPARED:
         assert getattr(two, name) == getattr(one, name), name
+    assert two.kernel_stats() == one.kernel_stats() and two.device_totals() == one.device_totals()
 
 
 def wide_tree(groups: int = 6, kernels: int = 8) -> dict:
@@ -102,6 +103,29 @@ def test_cycles_and_nested_regions_load_the_same(tmp_path, monkeypatch):
                for i in range(1, 9)]
     one, two, used = load_both_ways(proton_file(tmp_path, scope("ROOT", *regions)), monkeypatch)
     assert used and two.unit == "cycles"
+    assert_same(one, two)
+
+
+def test_a_cut_inside_a_kernel_adds_no_kernels(tmp_path, monkeypatch):
+    """Intra-kernel regions cut in two: the kernel keeps its own time and the child's regions are not kernels."""
+    regions = [scope(f"region_{i:02}", kernel(f"inner_{i}", 10 * i)) for i in range(40)]
+    tree = scope("ROOT", kernel("other", 5), scope("step", kernel("matmul", 9000, count=3, **{"cycles": 7})))
+    tree["children"][1]["children"][0]["children"] = regions
+    path = proton_file(tmp_path, tree)
+    one, two, used = load_both_ways(path, monkeypatch)
+    assert used and two_process.find_cut(path.read_bytes())[0] == 2  # among the kernel's regions
+    assert_same(one, two)
+    assert [k.name for k in two.kernel_stats()] == ["matmul", "other"] and two.total == 9005
+
+
+def test_parts_with_different_units_load_in_one_process(tmp_path, monkeypatch):
+    """Times only before the cut, cycles only after it: the child's part alone would read as cycles."""
+    tree = wide_tree()
+    for group in tree["children"][3:]:
+        for node in group["children"]:
+            node["metrics"] = {"cycles": 100} if node["metrics"] else {}
+    one, two, used = load_both_ways(proton_file(tmp_path, tree), monkeypatch)
+    assert not used and one.unit == "ns"
     assert_same(one, two)
 
 
