@@ -2,12 +2,14 @@
 
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
-Follows `proton-tui view FILE` on a terminal: imports the command line (typer), loads FILE with the TUI imported
-meanwhile (while a forked child parses half of a large capture), opens the viewer headless with Textual's
-`App.run_test(size=(120, 40))`, waits for the first screen (header + table) to paint, presses `down` and, once it
-has been handled and repainted, prints `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope, `e`
-(expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script started)
-and ru_maxrss. Waiting is done without sleeps (see `settled`). With --profile, cProfile covers everything up to INTERACTIVE and the stats go to OUT.prof.
+Follows `proton-tui view FILE` on a terminal: imports the command line (typer), starts loading FILE (a forked child
+loads part of a large capture), makes the viewer as the command does (the TUI imported meanwhile) and opens it
+headless with Textual's `App.run_test(size=(120, 40))`: its first screen says the capture is being read and then
+finishes the load. Waits for the table to paint, presses `down` and, once it has been handled and repainted,
+prints `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope,
+`e` (expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script
+started) and ru_maxrss. Waiting is done without sleeps (see `settled`). With --profile, cProfile covers everything
+up to INTERACTIVE and the stats go to OUT.prof.
 """
 
 import time
@@ -18,6 +20,7 @@ import importlib  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 
 def now() -> float:
@@ -38,18 +41,26 @@ def main() -> int:
         profiler.enable()
     out: dict = {}
     cli = importlib.import_module("proton_tui.cli")  # `proton-tui view` starts here
-    from proton_tui.hatchet import load_profile
+    from proton_tui.hatchet import PendingLoad
 
     out["import"] = now()
-    profile = load_profile(path, meanwhile=cli.import_viewer)  # as the command does
-    import asyncio  # here, not first: the command gets it with Textual, imported while the loader child parses
-    from proton_tui.tui.app import ProtonApp
+    pending = PendingLoad(Path(path), False, busy_s=cli.VIEWER_START_S)  # as the command does: a child forked
+    app = cli.viewer_app(pending)  # the TUI imported meanwhile
+    import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
     from proton_tui.tui.profile_table import ProfileTable
     from textual import events
 
-    out["loaded"] = now()
-    out["nodes_loaded"] = profile.node_count
-    out["rss_after_load"] = maxrss()
+    out["tui_imported"] = now()
+    finish = app.opening.finish
+
+    def timed_finish():
+        profile = finish()
+        out["loaded"] = now()
+        out["nodes_loaded"] = profile.node_count
+        out["rss_after_load"] = maxrss()
+        return profile
+
+    app.opening.finish = timed_finish
 
     first_render: list[float] = []
     original = ProfileTable.render_line
@@ -60,7 +71,6 @@ def main() -> int:
         return original(self, y)
 
     ProfileTable.render_line = render_line
-    app = ProtonApp(profile=profile)
     actions_done: list[str] = []  # every action a key ran, once it has returned
     original_dispatch = app._dispatch_action
 
@@ -80,8 +90,10 @@ def main() -> int:
             await pilot._wait_for_screen()
             if done():
                 break
-            if time.perf_counter() > give_up or app._exception is not None:
-                raise TimeoutError("not handled within 60 s") from app._exception
+            if app._exception is not None:
+                raise RuntimeError(f"the app failed: {app._exception!r}")
+            if time.perf_counter() > give_up:
+                raise TimeoutError("not handled within 60 s")
             await asyncio.sleep(0)
         await pilot._wait_for_screen()  # what handling it posted (the detail pane's update)
         app.screen._on_timer_update()

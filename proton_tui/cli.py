@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
+import re
 import sys
+from contextlib import closing
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from typer._click.exceptions import ClickException
@@ -15,7 +16,13 @@ from .cli_common import fail, regex_option
 from .cli_diff import register as register_diff
 from .cli_run import register as register_run
 
+if TYPE_CHECKING:
+    from .hatchet import PendingLoad
+
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
+# Importing the TUI and drawing its first screen take ~0.38 s while a loader child works (2 cores, measured); counted
+# as 0.3 s, because this process also joins the child's part afterwards (~0.16 s per 100k nodes sent).
+VIEWER_START_S = 0.3
 
 app = typer.Typer(
     add_completion=False,
@@ -65,16 +72,26 @@ def view(
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
     from . import report
-    from .hatchet import CaptureError, load_profile
+    from .hatchet import CaptureError, PendingLoad, load_profile
 
     include_re, exclude_re = regex_option("--include", include), regex_option("--exclude", exclude)
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
+        try:
+            pending = PendingLoad(file, show_internal, busy_s=VIEWER_START_S)
+        except CaptureError as error:
+            fail(str(error))
+        with closing(pending):
+            viewer = viewer_app(pending, include_re, exclude_re)
+            viewer.run()
+        if viewer.load_error is not None:
+            fail(viewer.load_error)
+        return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({file.stat().st_size / 1e6:,.0f} MB)…", err=True)
-    opens_tui = export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty()
-    try:  # the TUI is imported while a forked child parses half of a large capture
-        profile = load_profile(file, show_internal=show_internal, meanwhile=import_viewer if opens_tui else None)
+    try:
+        profile = load_profile(file, show_internal=show_internal)
     except CaptureError as error:
         fail(str(error))
     shown = profile.filtered(include_re, exclude_re)
@@ -98,17 +115,19 @@ def view(
         sys.stdout.write(report.kernel_csv(shown))
     elif kernels:
         sys.stdout.write(report.kernel_summary_text(shown))
-    elif not opens_tui:
-        sys.stdout.write(report.tree_text(shown, shown.shown(threshold, depth)))
     else:
-        from .tui.app import ProtonApp
-
-        ProtonApp(profile=shown).run()
+        sys.stdout.write(report.tree_text(shown, shown.shown(threshold, depth)))
 
 
-def import_viewer() -> None:
-    """Import the capture viewer (Textual and the app): ~0.25 s, worth overlapping with the capture's parse."""
-    importlib.import_module(".tui.app", __package__)
+def viewer_app(pending: PendingLoad, include: re.Pattern | None = None, exclude: re.Pattern | None = None):
+    """The viewer of a capture being loaded, as `view` opens it on a terminal: the TUI is imported and its first
+    screen drawn while a forked child loads part of a large capture; that screen then finishes the load."""
+    from .tui.app import ProtonApp
+    from .tui.screens import Opening
+
+    size_mb = pending.path.stat().st_size / 1e6
+    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_mb:,.0f} MB)…",
+                                     lambda: pending.finish().filtered(include, exclude)))
 
 
 register_run(app)

@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -335,43 +335,57 @@ def load_profile(path: str | Path, *, show_internal: bool = False,
                  meanwhile: Callable[[], object] | None = None) -> Profile:
     """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason.
 
-    ``meanwhile`` is called once while the file is being parsed: when a forked child parses half of it (from
-    TWO_PROCESS_MIN_BYTES), after the fork, so that work (`view` imports the TUI there) overlaps the child's."""
-    path = Path(path)
-    collecting = gc.isenabled()
-    gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
+    ``meanwhile`` is called once while the file is being loaded: when a forked child loads part of it (from
+    TWO_PROCESS_MIN_BYTES), after the fork, so that work overlaps the child's."""
+    pending = PendingLoad(Path(path), show_internal)
     try:
-        profile = _load(path, show_internal, _once(meanwhile) if meanwhile else None)
-        gc.freeze()  # and later ones would walk it too (~50 ms per full pass at 100k nodes): it is long-lived
-        return profile
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _once(work: Callable[[], object]) -> Callable[[], None]:
-    """`work`, run on the first call only (the two-process path may call it, then step aside)."""
-    pending = [work]
-
-    def run() -> None:
-        while pending:
-            pending.pop()()
-
-    return run
-
-
-def _load(path: Path, show_internal: bool, meanwhile: Callable[[], None] | None) -> Profile:
-    with _mapped(path) as data:
-        if len(data) >= TWO_PROCESS_MIN_BYTES:
-            from .two_process import load_in_two_processes
-
-            profile = load_in_two_processes(path, data, show_internal, meanwhile)
-            if profile is not None:
-                return profile
-        if meanwhile:
+        if meanwhile is not None:
             meanwhile()
-        document = _parse(path, data)
-    tree, device_info = _document_parts(path, document)
+        return pending.finish()
+    finally:
+        pending.close()
+
+
+class PendingLoad:
+    """A capture being loaded: made, it has checked and mapped the file and, for a large one, forked the child that
+    loads part of it (CaptureError for a file that cannot be read); `finish` does the rest here. `close` releases
+    the file and the child (also when `finish` was never called)."""
+
+    def __init__(self, path: Path, show_internal: bool, busy_s: float = 0.0) -> None:
+        """`busy_s`: seconds of other work this process does before `finish` (the child then takes more)."""
+        self.path, self.show_internal = path, show_internal
+        self._held = ExitStack()
+        self.data = self._held.enter_context(_mapped(path))
+        self.split = None
+        if len(self.data) >= TWO_PROCESS_MIN_BYTES:
+            from .two_process import start_split
+
+            self.split = start_split(path, self.data, show_internal, busy_s)
+            if self.split is not None:
+                self._held.callback(self.split.close)
+
+    def finish(self) -> Profile:
+        """The profile; raises CaptureError. The loaded capture is frozen out of the cyclic GC: it is long-lived
+        and acyclic, and full collections would walk all of it (~50 ms at 100k nodes)."""
+        collecting = gc.isenabled()
+        gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
+        try:
+            with self._held:
+                profile = self.split.finish() if self.split is not None else None
+                if profile is None:
+                    profile = _load_in_one_process(self.path, self.data, self.show_internal)
+            gc.freeze()
+            return profile
+        finally:
+            if collecting:
+                gc.enable()
+
+    def close(self) -> None:
+        self._held.close()
+
+
+def _load_in_one_process(path: Path, data, show_internal: bool) -> Profile:
+    tree, device_info = _document_parts(path, _parse(path, data))
     try:
         return _index(path, tree, device_info, show_internal)
     except _NodeError as error:
@@ -702,18 +716,21 @@ def _with_inclusive(profile: Profile) -> Profile:
 
 def _graft(profile: Profile, part: Profile, at: int) -> None:
     """Attach `part` (a forest loaded on its own: inclusive values and kernel summaries computed, roots with parent
-    GRAFTED_PARENT) as the last children of node `at`; its totals climb to ROOT through the nodes without their own
+    GRAFTED_PARENT; its `children` are not read) as the last children of node `at`; its totals climb to ROOT through the nodes without their own
     value, and the kernel summaries are merged, so the result is what `_with_inclusive` gives for the whole tree."""
     chain = [at]
     while chain[-1] > 0:
         chain.append(profile.parents[chain[-1]])
     inside_kernel = any(profile.has_own[node] for node in chain)  # then none of the part's nodes is a kernel
     summaries = (None, None) if inside_kernel else _merged_summaries(profile, part)
-    offset, part_parents = profile.node_count, part.parents
-    roots = [node for node, parent in enumerate(part_parents) if parent == GRAFTED_PARENT]
-    profile.parents += [at if parent == GRAFTED_PARENT else parent + offset for parent in part_parents]
-    profile.children += [[kid + offset for kid in kids] for kids in part.children]
-    profile.children[at] += [root + offset for root in roots]
+    offset, children = profile.node_count, profile.children
+    parents = [at if parent == GRAFTED_PARENT else parent + offset for parent in part.parents]
+    first_root = len(children[at])
+    children += [[] for _ in parents]  # built from the parents: cheaper than sending the part's and renumbering them
+    for node, parent in enumerate(parents, offset):
+        children[parent].append(node)
+    roots = children[at][first_root:]
+    profile.parents += parents
     for item in ("names", "depths", "metrics", "own", "has_own", "devices", "own_launches", "own_bytes",
                  "inclusive", "launches", "bytes"):
         getattr(profile, item).extend(getattr(part, item))
@@ -721,9 +738,9 @@ def _graft(profile: Profile, part: Profile, at: int) -> None:
     profile.hidden_internal += part.hidden_internal
     profile.has_bytes = profile.has_bytes or part.has_bytes
     profile._kernel_stats, profile._device_totals = summaries
-    value = sum(part.inclusive[root] for root in roots)
-    launches = sum(part.launches[root] for root in roots)
-    size = sum(part.bytes[root] for root in roots)
+    value = sum(profile.inclusive[root] for root in roots)
+    launches = sum(profile.launches[root] for root in roots)
+    size = sum(profile.bytes[root] for root in roots)
     for node in chain:  # up to the first node with its own value (which keeps it)
         if profile.has_own[node]:
             break

@@ -18,13 +18,13 @@ and the caller loads the file in one process, which also gives the canonical err
 
 from __future__ import annotations
 
+import gc
 import marshal
 import mmap
 import os
 import re
 import signal
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -37,60 +37,82 @@ BALANCED = 0.2  # how far from the share it should get the child's part may be a
 ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
 # For the child's share of the file (measured on a 2-core machine like CI's): loading a part (parse, flatten, sum) takes
-# ~9 ns a byte in either process, the child's marshalling of its part ~5 % more, and the parent's `meanwhile` work
-# (importing the TUI) ~0.25 s. Balanced: 64 % to the child at 100k nodes (86 MB), 50 % at 1M (963 MB).
+# ~9 ns a byte in either process and the child's marshalling of its part ~5 % more.
 PARSE_S_PER_BYTE = 9e-9
 CHILD_EXTRA = 0.05
-MEANWHILE_S = 0.25
-PART_FIELDS = ("names", "parents", "children", "depths", "metrics", "own", "has_own", "is_kernel", "devices",
-               "own_launches", "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
+# What the child sends of its part, marshalled; the metrics go as one JSON document (half the time of marshalling
+# their dicts, as quick to read back); the children lists are rebuilt here from the parents (`hatchet._graft`).
+PART_FIELDS = ("names", "parents", "depths", "own", "has_own", "is_kernel", "devices", "own_launches", "own_bytes",
+               "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
 
 
-def load_in_two_processes(path: Path, data, show_internal: bool,
-                          meanwhile: Callable[[], None] | None = None) -> Profile | None:
-    """The profile of a pretty-printed capture (memory-mapped as `data`), loaded on two cores; None when this path
-    does not apply. `meanwhile` runs in this process right after the fork, before it parses its own part."""
+def start_split(path: Path, data, show_internal: bool, busy_s: float = 0.0) -> Split | None:
+    """Fork the child that loads the second part of a pretty-printed capture (memory-mapped as `data`); None when
+    this path does not apply. `busy_s`: seconds of other work this process does before `Split.finish` (the child
+    then takes a larger part)."""
     if not hasattr(os, "fork") or threading.active_count() != 1:  # forking a threaded process is unsafe
         return None
-    cut = find_cut(data, child_share(len(data), meanwhile is not None)) if isinstance(data, mmap.mmap) else None
+    cut = find_cut(data, child_share(len(data), busy_s)) if isinstance(data, mmap.mmap) else None
     if cut is None or len(data) - cut[2] > cut[2] - cut[1]:  # the tail must fit where the cut was
         return None
     private = _private_map(path, data)
     if private is None:
         return None
-    with private:
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        private.close()
+        return None
+    try:
+        child = os.fork()
+    except OSError:
+        for end in (read_end, write_end):
+            os.close(end)
+        private.close()
+        return None
+    if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
+        os.close(read_end)
+        _child_main(path, private, cut, show_internal, write_end)
+    os.close(write_end)
+    return Split(path, private, cut, show_internal, child, read_end)
+
+
+class Split:
+    """A capture whose second part a forked child is loading: `finish` loads the first part here and joins them;
+    `close` (also after `finish`) ends the child if it still runs and releases the pipe and the map."""
+
+    def __init__(self, path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool, child: int,
+                 read_end: int) -> None:
+        self.path, self.private, self.cut, self.show_internal = path, private, cut, show_internal
+        self.child, self.read_end = child, read_end
+
+    def finish(self) -> Profile | None:
+        """The whole profile; None when either part could not be loaded (the caller loads it in one process)."""
         try:
-            read_end, write_end = os.pipe()
-        except OSError:
-            return None
-        try:
-            child = os.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
-            return None
-        if child == 0:  # pragma: no cover - runs in the forked child, which leaves through os._exit
-            os.close(read_end)
-            _child_main(path, private, cut, show_internal, write_end)
-        os.close(write_end)
-        try:
-            if meanwhile is not None:
-                meanwhile()
-            mine = _parse_first_part(path, private, cut, show_internal)
-            theirs = _receive(path, read_end)
+            mine = _parse_first_part(self.path, self.private, self.cut, self.show_internal)
+            theirs = _receive(self.path, self.read_end)
         except BaseException:
-            os.kill(child, signal.SIGKILL)
+            self.close()
             raise
-        finally:
-            os.close(read_end)
-            os.waitpid(child, 0)
-    if mine is None or theirs is None:
-        return None
-    profile, graft = mine
-    if theirs.node_count and theirs.unit != profile.unit:  # e.g. times only in one part: let one process decide
-        return None
-    _graft(profile, theirs, graft)
-    return profile
+        self.close(kill=False)  # it has sent its part (or given up): it is exiting
+        if mine is None or theirs is None:
+            return None
+        profile, graft = mine
+        if theirs.node_count and theirs.unit != profile.unit:  # e.g. times only in one part: let one process decide
+            return None
+        _graft(profile, theirs, graft)
+        return profile
+
+    def close(self, kill: bool = True) -> None:
+        """Reap the child (killed first unless it is known to be exiting) and release the pipe and the map; once."""
+        if self.child is None:
+            return
+        if kill:
+            os.kill(self.child, signal.SIGKILL)
+        os.waitpid(self.child, 0)
+        os.close(self.read_end)
+        self.private.close()
+        self.child = None
 
 
 def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
@@ -108,12 +130,11 @@ def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
     return private
 
 
-def child_share(size: int, meanwhile: bool) -> float:
+def child_share(size: int, busy_s: float = 0.0) -> float:
     """The share of the file that makes both processes finish together: the child also marshals its part, the
-    parent first does its `meanwhile` work."""
+    parent is first busy for `busy_s` seconds with other work."""
     parse_s = size * PARSE_S_PER_BYTE
-    head_start = MEANWHILE_S if meanwhile else 0.0
-    return min(ACCEPTABLE[1], (parse_s + head_start) / (parse_s * (2 + CHILD_EXTRA)))
+    return min(ACCEPTABLE[1], (parse_s + busy_s) / (parse_s * (2 + CHILD_EXTRA)))
 
 
 def find_cut(data, share: float = 0.5) -> tuple[int, int, int] | None:
@@ -198,6 +219,7 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                 write_end: int) -> None:
     """In the forked child: load the cut's subtrees (inclusive values and kernel summaries too) and send them
     through the pipe; never returns."""
+    gc.disable()  # millions of new containers, none cyclic, in a process that lives for this load only
     depth, start, end = cut
     status = 1
     try:
@@ -210,7 +232,8 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                 flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
                 part = _profile_from(path, flat, {})
                 kernels = [(k.name, k.value, k.launches, k.bytes, k.devices) for k in part.kernel_stats()]
-                payload = marshal.dumps(([getattr(part, item) for item in PART_FIELDS], kernels, part.device_totals()))
+                values = [getattr(part, item) for item in PART_FIELDS]
+                payload = marshal.dumps((values, orjson.dumps(part.metrics), kernels, part.device_totals()))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
@@ -228,8 +251,9 @@ def _receive(path: Path, read_end: int) -> Profile | None:
         payload = pipe.read(size) if size else b""
     if not payload or len(payload) != size:
         return None
-    values, kernels, device_totals = marshal.loads(payload)
-    part = Profile(path=path, device_info={}, **dict(zip(PART_FIELDS, values)))
+    values, metrics, kernels, device_totals = marshal.loads(payload)
+    part = Profile(path=path, device_info={}, children=[], metrics=orjson.loads(metrics),
+                   **dict(zip(PART_FIELDS, values)))
     part._kernel_stats = [KernelStats(*kernel, unit=part.unit) for kernel in kernels]
     part._device_totals = device_totals
     return part

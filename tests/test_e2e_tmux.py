@@ -55,8 +55,9 @@ class Terminal:
                        check=True, env=env, capture_output=True, timeout=30)
         self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip() or None
 
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", SESSION, check=False)
+    def screen(self, history: bool = False) -> str:
+        """What the pane shows; `history`: with the lines scrolled off the top, wrapped lines joined back."""
+        return self.tmux("capture-pane", "-p", *(["-J", "-S", "-"] if history else []), "-t", SESSION, check=False)
 
     def pane(self, fmt: str) -> str:
         return self.tmux("display-message", "-p", "-t", SESSION, fmt, check=False).strip()
@@ -145,19 +146,45 @@ def leftover_processes(marker: str) -> list[str]:
     return found
 
 
-def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
+def start_proton_tui(term: Terminal, tmp_path: Path, *args: str) -> Path:
+    """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to."""
     script = Path(sys.executable).with_name("proton-tui")
     assert script.is_file(), f"the proton-tui console script is not installed next to {sys.executable}"
-    runs = tmp_path / "runs"
     env = {key: value for key, value in os.environ.items()
            if key not in ("TMUX", "TMUX_PANE", "COLUMNS", "LINES", "TEXTUAL", "NO_COLOR")}
+    rc_file = tmp_path / f"exit-status-{uuid.uuid4().hex[:8]}"
+    # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
+    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"', str(rc_file), str(script), *args], tmp_path, env)
+    return rc_file
+
+
+def exit_status(term: Terminal, rc_file: Path, seconds: float, what: str) -> str:
+    """proton-tui's exit status once it has exited (and its terminal closed); fails with the screen otherwise."""
+    deadline = time.monotonic() + seconds
+    while not (code := rc_file.read_text() if rc_file.is_file() else "").endswith("\n"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not end proton-tui; the screen:\n{term.screen()}")
+        time.sleep(POLL_S)
+    while term.pane("#{pane_dead}") != "1":  # its terminal closed too
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the pane is still open after proton-tui exited:\n{term.screen()}")
+        time.sleep(POLL_S)
+    return code.strip()
+
+
+def assert_nothing_left(marker: str) -> None:
+    deadline = time.monotonic() + 10  # a killed child may take a moment to leave the process table
+    while left := leftover_processes(marker):
+        if time.monotonic() > deadline:
+            raise AssertionError("processes left behind after quitting:\n" + "\n".join(left))
+        time.sleep(POLL_S)
+
+
+def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
+    runs = tmp_path / "runs"
     term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    marker = str(tmp_path)
-    rc_file = tmp_path / "exit-status"
     try:
-        # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
-        term.start(["sh", "-c", '"$@"; echo "$?" > "$0"', str(rc_file), str(script), "--output", str(runs)],
-                   tmp_path, env)
+        rc_file = start_proton_tui(term, tmp_path, "--output", str(runs))
 
         # The form probes the workload's interpreter (imports torch) before it says what it found.
         term.wait_for(lambda s: "no GPU found" in s or "GPU(s):" in s, 90, "the interpreter's detection")
@@ -180,20 +207,49 @@ def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
         assert record["params"]["device"] == "cpu" and record["params"]["profile"] is False
 
         term.keys("C-q")
-        deadline = time.monotonic() + 30
-        while not (code := rc_file.read_text() if rc_file.is_file() else "").endswith("\n"):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"ctrl+q did not end proton-tui; the screen:\n{term.screen()}")
-            time.sleep(POLL_S)
-        assert code.strip() == "0", f"proton-tui exited with status {code.strip()}:\n{term.screen()}"
-        while term.pane("#{pane_dead}") != "1":  # its terminal closed too
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the pane is still open after proton-tui exited:\n{term.screen()}")
-            time.sleep(POLL_S)
-        deadline = time.monotonic() + 10  # a killed child may take a moment to leave the process table
-        while left := leftover_processes(marker):
-            if time.monotonic() > deadline:
-                raise AssertionError("processes left behind after quitting:\n" + "\n".join(left))
-            time.sleep(POLL_S)
+        code = exit_status(term, rc_file, 30, "ctrl+q")
+        assert code == "0", f"proton-tui exited with status {code}:\n{term.screen()}"
+        assert_nothing_left(str(tmp_path))
+    finally:
+        term.kill()
+
+
+def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
+    """`proton-tui view` on a terminal with a capture large enough for the forked loader (from 24 MB): the table,
+    the kernel summary, q, and no process left; then the same capture with a bad metric in the child's part: the
+    one-line error after the TUI closes, exit status 2."""
+    generator = Path(__file__).resolve().parent.parent / "benchmarks" / "make_capture.py"
+    subprocess.run([sys.executable, str(generator), "30000", "--out", str(tmp_path)], check=True, capture_output=True,
+                   timeout=120)
+    (capture,) = tmp_path.glob("*.hatchet")
+    assert capture.stat().st_size >= 24_000_000
+    data = capture.read_bytes()
+    last_time = [found.start(1) for found in re.finditer(rb'"time \(ns\)": ([1-9])', data[-1_000_000:])][-1]
+    last_time += len(data) - 1_000_000  # the last kernel's time (ROOT's own zero comes after it)
+    broken = tmp_path / "broken.hatchet"
+    broken.write_bytes(data[:last_time] + b"-" + data[last_time:])  # made negative, in the forked child's part
+
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture))
+        screen = term.wait_for(lambda s: s if "GPU time" in s and "step_" in s else None, 60, "the table")
+        assert re.search(r"^\s*name\s.*time", screen, re.M), screen
+        term.keys("k")
+        term.wait_for(lambda s: re.search(r"^\s*kernel\s", s, re.M), 15, "the kernel summary")
+        term.keys("q")
+        code = exit_status(term, rc_file, 30, "q")
+        assert code == "0", f"proton-tui exited with status {code}:\n{term.screen()}"
+        assert_nothing_left(str(tmp_path))
+        term.kill()
+
+        term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        rc_file = start_proton_tui(term, tmp_path, "view", str(broken))
+        code = exit_status(term, rc_file, 60, "the broken capture")
+        screen = term.screen(history=True)
+        assert code == "2", f"proton-tui exited with status {code}:\n{screen}"
+        error = rf"^proton-tui: error: {re.escape(str(broken))}: node '.+': negative time or cycles -\d+$"
+        assert re.search(error, screen, re.M), screen
+        assert "Traceback" not in screen
+        assert_nothing_left(str(tmp_path))
     finally:
         term.kill()

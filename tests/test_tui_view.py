@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.cells import cell_len
 
-from proton_tui.hatchet import load_profile
+from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.footer import Footer
 from proton_tui.tui.profile_table import ProfileTable, fit
-from proton_tui.tui.screens import HelpScreen
+from proton_tui.tui.screens import HelpScreen, Opening
 from tests.conftest import capture_path, kernel, scope
 
 SIZE = (120, 36)
@@ -139,3 +141,33 @@ async def test_footer_follows_the_focused_widget_keys():
         assert app.screen.query_one(ProfileTable).show_kernels
 
 
+
+
+async def test_a_capture_being_opened_shows_reading_then_the_table():
+    """`view` on a terminal: the first screen says the file is being read, then finishes the load and shows it."""
+    path = capture_path("gpt2_shadow")
+    seen_while_loading = []
+
+    def finish():
+        seen_while_loading.append(str(app.screen.query_one("#summary").render()))
+        return load_profile(path)
+
+    app = ProtonApp(opening=Opening(path, f"Reading {path}…", finish))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert seen_while_loading == [f"Reading {path}…"]
+        table = app.screen.query_one(ProfileTable)
+        assert visible_names(table) == ["ROOT", "step", "backward", "forward", "optimizer"] and app.focused is table
+        assert "GPU time" in str(app.screen.query_one("#summary").render())
+        await pilot.press("down", "k")
+        assert table.show_kernels and app.load_error is None
+
+
+async def test_a_capture_that_fails_to_load_in_the_viewer_exits_with_code_2():
+    def finish():
+        raise CaptureError("big.hatchet: truncated: the JSON ends early (line 9)")
+
+    app = ProtonApp(opening=Opening(Path("big.hatchet"), "Reading big.hatchet…", finish))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+    assert app.return_code == 2 and app.load_error == "big.hatchet: truncated: the JSON ends early (line 9)"

@@ -39,14 +39,14 @@ def load_both_ways(path: Path, monkeypatch, **options):
             thread.join(timeout=60)
     assert threading.active_count() == 1, "this test needs a single-threaded process: fork is refused otherwise"
     used = []
-    real = two_process.load_in_two_processes
+    real = two_process.Split.finish
 
-    def spy(*args):
-        result = real(*args)
+    def spy(split):
+        result = real(split)
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(two_process, "load_in_two_processes", spy)
+    monkeypatch.setattr(two_process.Split, "finish", spy)
     results = []
     for threshold in (10**18, 0):
         monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
@@ -169,7 +169,7 @@ def test_a_threaded_process_never_forks(tmp_path, monkeypatch):
     worker.start()
     try:
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            assert two_process.load_in_two_processes(path, data, False) is None
+            assert two_process.start_split(path, data, False) is None
     finally:
         release.set()
         worker.join()

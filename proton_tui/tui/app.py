@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from ..hatchet import Profile, load_profile
 from .footer import Footer
-from .screens import HelpScreen, ProfileScreen
+from .screens import HelpScreen, Opening, ProfileScreen
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from ..capture.session import RunResult
@@ -65,16 +65,20 @@ class ProtonApp(App):
     TITLE = "proton-tui"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, profile: Profile | None = None, python: str | None = None, output: Path | None = None) -> None:
+    def __init__(self, profile: Profile | None = None, python: str | None = None, output: Path | None = None,
+                 opening: Opening | None = None) -> None:
+        """With `profile` (or `opening`, a capture it finishes loading once its first screen is up) the viewer;
+        without, the launcher."""
         super().__init__()
-        self.profile = profile
+        self.profile, self.opening = profile, opening
         self.python = python
         self.output = output
         self.runs: list[RunResult] = []
+        self.load_error: str | None = None  # why `opening` failed; the app has then exited with code 2
 
     def on_mount(self) -> None:
-        if self.profile is not None:
-            self.push_screen(ProfileScreen(self.profile))
+        if self.profile is not None or self.opening is not None:
+            self.push_screen(ProfileScreen(self.profile, opening=self.opening))
         else:
             self.action_new_capture()
 

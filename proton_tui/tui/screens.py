@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -13,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
 
 from ..diff import DiffError, diff_columns, diff_profiles, kernel_diff_cells, total_cells
@@ -45,6 +49,15 @@ def run_banner(run: RunResult) -> str:
     return f"{run.verdict.message}\n{backend}  ·  {triton}  ·  device {record['device']}  ·  {run.run_dir}"
 
 
+@dataclass
+class Opening:
+    """A capture being opened: the file, what to say meanwhile, and the call that finishes it (CaptureError)."""
+
+    path: Path
+    label: str
+    finish: Callable[[], Profile]
+
+
 class NamesReady(Message):
     """Readable (demangled) names for every raw name of the capture."""
 
@@ -69,9 +82,10 @@ class ProfileScreen(Screen):
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
-    def __init__(self, profile: Profile, run: RunResult | None = None) -> None:
+    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
+        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
         super().__init__()
-        self.profile, self.run = profile, run
+        self.profile, self.run, self.opening = profile, run, opening
         self.filter_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -80,16 +94,38 @@ class ProfileScreen(Screen):
             banner.set_class(self.run.verdict.passed, "pass")
             banner.set_class(not self.run.verdict.passed, "fail")
             yield banner
-        yield Static(Text(self.summary_text(self.profile)), id="summary")
-        if self.profile.is_empty:
-            yield Static(Text(EMPTY_EXPLANATION), id="empty")
-        else:
-            yield ProfileTable(self.profile, id="table")
-            yield Static(id="detail")
+        summary = self.opening.label if self.profile is None else self.summary_text(self.profile)
+        yield Static(Text(summary), id="summary")
+        if self.profile is not None:
+            yield from self.body()
         yield Footer()
 
+    def body(self) -> list[Widget]:
+        """What shows the profile under its summary: the table and the details, or why there is nothing to show."""
+        if self.profile.is_empty:
+            return [Static(Text(EMPTY_EXPLANATION), id="empty")]
+        return [ProfileTable(self.profile, id="table"), Static(id="detail")]
+
     def on_mount(self) -> None:
-        self.title = f"proton-tui — {self.profile.path.name}"
+        if self.profile is None:
+            self.title = f"proton-tui — {self.opening.path.name}"
+            self.call_after_refresh(self.finish_opening)  # this screen painted first, while the loader child works
+        else:
+            self.title = f"proton-tui — {self.profile.path.name}"
+            self.body_mounted()
+
+    async def finish_opening(self) -> None:
+        try:
+            self.profile = self.opening.finish()
+        except CaptureError as error:
+            self.app.load_error = str(error)
+            self.app.exit(return_code=2)
+            return
+        self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
+        await self.mount_all(self.body(), before=self.query_one(Footer))
+        self.body_mounted()
+
+    def body_mounted(self) -> None:
         if not self.profile.is_empty:
             self.query_one(ProfileTable).focus()
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
@@ -97,8 +133,8 @@ class ProfileScreen(Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "log":
             return (self.run is not None) or None
-        if action in ("filter", "search", "clear_filter", "export", "compare"):
-            return (not self.profile.is_empty) or None
+        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare"):
+            return (self.profile is not None and not self.profile.is_empty) or None
         return True
 
     def summary_text(self, shown: Profile) -> str:
