@@ -147,11 +147,11 @@ def bench_tui(path: Path, repeats: int, timeout: float) -> dict:
         "maxrss_bytes": stats([r["maxrss_bytes"] for r in runs]),
         "cpu_to_interactive_s": stats(phase("cpu_interactive")),
         "import_s": stats(phase("import")),
-        "load_profile_s": stats(
-            [(r["phases"]["loaded"] - r["phases"]["import"]) if r["phases"] else None for r in runs]
+        "tui_imported_s": stats(
+            [(r["phases"]["tui_imported"] - r["phases"]["import"]) if r["phases"] else None for r in runs]
         ),
-        "app_start_s": stats(
-            [(r["phases"]["app_ready"] - r["phases"]["loaded"]) if r["phases"] else None for r in runs]
+        "loaded_s": stats(
+            [(r["phases"]["loaded"] - r["phases"]["tui_imported"]) if r["phases"] else None for r in runs]
         ),
         "table_drawn_s": stats(
             [
@@ -349,10 +349,10 @@ def markdown(results: dict) -> str:
         f"{results['repeats']} runs each, median (min–max); warm page cache; "
         f"{results.get('hooked_share', 0.2):.0%} of kernels with bytes/flops32.",
         "",
-        "| nodes (loaded) | file | TUI time to interactive | CPU to interactive² | import | load_profile | "
+        "| nodes (loaded) | file | TUI time to interactive | CPU to interactive² | import | TUI imported³ | loaded³ | "
         "table first drawn¹ | screen settled¹ | `down` | "
         "`enter` | `e` expand-all | `k` summary | TUI peak RSS | `--json` wall | `--json` RSS | `--plain` wall |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in results["sizes"]:
         entry = results["by_size"][str(size)]
@@ -360,7 +360,8 @@ def markdown(results: dict) -> str:
         loaded = next((r["phases"].get("nodes_loaded") for r in entry["tui"]["runs"] if r["phases"]), None)
         lines.append(
             f"| {size:,} ({loaded:,}) | {entry['file_bytes'] / 1e6:,.0f} MB | {spread(tui, 'time_to_interactive_s')} | "
-            f"{med(tui, 'cpu_to_interactive_s')} | {med(tui, 'import_s')} | {med(tui, 'load_profile_s')} | "
+            f"{med(tui, 'cpu_to_interactive_s')} | {med(tui, 'import_s')} | {med(tui, 'tui_imported_s')} | "
+            f"{med(tui, 'loaded_s')} | "
             f"{med(tui, 'table_drawn_s')} | {med(tui, 'first_paint_s')} | "
             f"{med(tui, 'key_down_s')} | {med(tui, 'key_enter_s')} | {med(tui, 'key_expand_all_s')} | "
             f"{med(tui, 'key_summary_s')} | {med(tui, 'maxrss_bytes', fmt_mb)} | {spread(js, 'wall_s')} | "
@@ -368,11 +369,13 @@ def markdown(results: dict) -> str:
         )
     lines += [
         "",
-        "¹ since the end of load_profile: until the table's first `render_line` (Textual start-up, compose, "
-        "layout, first render), and until every message queued in the app and its screen had been handled and the "
-        "screen painted; `down` is posted after that and timed until its action has run, what it posted has been "
-        "handled and the screen is repainted (no harness sleeps: `tui_child.py`). Loaded nodes exclude the hidden "
-        "`__proton_launch_metadata` leaves. ² the TUI child's user+sys CPU "
+        "¹ since the capture was loaded: until the table's first `render_line` (its mount, layout, first render), "
+        "and until every message queued in the app and its screen had been handled and the screen painted; `down` "
+        "is posted after that and timed until its action has run, what it posted has been handled and the screen is "
+        "repainted (no harness sleeps: `tui_child.py`). Loaded nodes exclude the hidden `__proton_launch_metadata` "
+        "leaves. ³ each since the previous column, as `view` runs them: the file checked and mapped, the loader "
+        "child forked (from 24 MB) and the TUI imported; then the viewer's first screen (\"Reading …\") drawn, this "
+        "process's part of the file loaded and the child's part joined to it. ² the TUI child's user+sys CPU "
         "time at the moment it was interactive: less sensitive than wall time to other load on the machine "
         "(the UI process only: from 24 MB a forked child loads part of the file, and its time is not counted "
         "here). Peak RSS is the largest single process's (wait4); the loader child's own peak comes on top while "
