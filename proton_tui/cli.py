@@ -18,6 +18,7 @@ from .cli_run import register as register_run
 
 if TYPE_CHECKING:
     from .hatchet import PendingLoad
+    from .tui.app import ProtonApp
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 # Importing the TUI and drawing its first screen take ~0.38 s while a loader child works (2 cores, measured); counted
@@ -89,7 +90,7 @@ def view(
             fail(viewer.load_error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
-        typer.echo(f"proton-tui: reading {file} ({file.stat().st_size / 1e6:,.0f} MB)…", err=True)
+        typer.echo(f"proton-tui: reading {file} ({size_text(file)})…", err=True)
     try:
         profile = load_profile(file, show_internal=show_internal)
     except CaptureError as error:
@@ -119,15 +120,20 @@ def view(
         sys.stdout.write(report.tree_text(shown, shown.shown(threshold, depth)))
 
 
-def viewer_app(pending: PendingLoad, include: re.Pattern | None = None, exclude: re.Pattern | None = None):
+def viewer_app(pending: PendingLoad, include: re.Pattern | None = None,
+               exclude: re.Pattern | None = None) -> ProtonApp:
     """The viewer of a capture being loaded, as `view` opens it on a terminal: the TUI is imported and its first
     screen drawn while a forked child loads part of a large capture; that screen then finishes the load."""
     from .tui.app import ProtonApp
     from .tui.screens import Opening
 
-    size_mb = pending.path.stat().st_size / 1e6
-    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_mb:,.0f} MB)…",
+    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.path)})…",
                                      lambda: pending.finish().filtered(include, exclude)))
+
+
+def size_text(path: Path) -> str:
+    size = path.stat().st_size
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} kB"
 
 
 register_run(app)

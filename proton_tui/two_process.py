@@ -90,11 +90,11 @@ class Split:
         """The whole profile; None when either part could not be loaded (the caller loads it in one process)."""
         try:
             mine = _parse_first_part(self.path, self.private, self.cut, self.show_internal)
-            theirs = _receive(self.path, self.read_end)
+            theirs = _receive(self.path, self.read_end) if mine is not None else None
         except BaseException:
             self.close()
             raise
-        self.close(kill=False)  # it has sent its part (or given up): it is exiting
+        self.close(kill=mine is None)  # else it has sent its part (or given up) and is exiting
         if mine is None or theirs is None:
             return None
         profile, graft = mine
