@@ -58,7 +58,7 @@ def main() -> int:
     del tree, document
     print(f"  nodes loaded: {profile.node_count:,}")
     two = "two processes" if path.stat().st_size >= hatchet.TWO_PROCESS_MIN_BYTES else "one process"
-    timed(f"load_profile as `view` runs it ({two})", hatchet.load_profile, path)
+    timed(f"load_profile, as `view --json` runs it ({two})", hatchet.load_profile, path)
     timed("kernel_stats() (first call, then cached)", profile.kernel_stats)
     timed("device_names() (one call)", profile.device_names, repeat=3)
     timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)

@@ -15,7 +15,6 @@ import mmap
 import re
 import sys
 import threading
-from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -331,16 +330,11 @@ class Profile:
         }
 
 
-def load_profile(path: str | Path, *, show_internal: bool = False,
-                 meanwhile: Callable[[], object] | None = None) -> Profile:
-    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason.
-
-    ``meanwhile`` is called once while the file is being loaded: when a forked child loads part of it (from
-    TWO_PROCESS_MIN_BYTES), after the fork, so that work overlaps the child's."""
+def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
+    """Read, validate and index a `.hatchet` file (from TWO_PROCESS_MIN_BYTES on two cores). Raises CaptureError
+    with a one-line reason."""
     pending = PendingLoad(Path(path), show_internal)
     try:
-        if meanwhile is not None:
-            meanwhile()
         return pending.finish()
     finally:
         pending.close()

@@ -188,24 +188,41 @@ def test_a_failed_fork_loads_in_one_process(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("threshold", [0, 10**18])  # two processes, one
-def test_meanwhile_runs_once_while_the_child_parses(tmp_path, monkeypatch, threshold):
+def test_the_child_works_between_the_start_of_a_load_and_its_finish(tmp_path, monkeypatch, threshold):
+    """What `view` does between starting a load and finishing it (import the TUI, draw its first screen) overlaps
+    the forked child's part; a failed part still ends with the one-process message, and no process is left."""
     tree = wide_tree()
-    tree["children"][5]["children"][3]["metrics"]["time (ns)"] = -1  # the child's half fails: one process takes over
+    tree["children"][5]["children"][3]["metrics"]["time (ns)"] = -1  # the child's part fails: one process takes over
     good, bad = proton_file(tmp_path, wide_tree(), "good.hatchet"), proton_file(tmp_path, tree, "bad.hatchet")
     monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
-    calls = []
 
-    def meanwhile():
-        try:  # a forked child exists, running or done (WNOWAIT: the loader still reaps it)
+    def child_exists() -> bool:
+        try:  # running or done (WNOWAIT: the loader still reaps it)
             os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            calls.append(True)
+            return True
         except ChildProcessError:
-            calls.append(False)
+            return False
 
-    assert load_profile(good, meanwhile=meanwhile).node_count == 1 + 6 * 9
+    pending = hatchet.PendingLoad(good, False)
+    assert child_exists() == (threshold == 0)
+    assert pending.finish().node_count == 1 + 6 * 9
+    pending = hatchet.PendingLoad(bad, False)
+    assert child_exists() == (threshold == 0)
     with pytest.raises(CaptureError, match="negative time"):
-        load_profile(bad, meanwhile=meanwhile)
-    assert calls == [threshold == 0] * 2
+        pending.finish()
+    assert not child_exists()
+
+
+def test_a_load_given_up_leaves_no_process(tmp_path, monkeypatch):
+    """The viewer quit (or failed) before finishing the load: closing it ends the child and releases the file."""
+    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", 0)
+    pending = hatchet.PendingLoad(proton_file(tmp_path, wide_tree()), False)
+    assert pending.split is not None
+    pending.close()
+    pending.close()  # twice is harmless
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+    assert pending.data.closed
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
