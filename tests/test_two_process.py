@@ -4,6 +4,7 @@ and never writes to the capture."""
 from __future__ import annotations
 
 import hashlib
+import random
 import json
 import mmap
 import os
@@ -235,3 +236,31 @@ def test_benchmark_shaped_captures_load_the_same(tmp_path, monkeypatch, seed):
     one, two, used = load_both_ways(path, monkeypatch)
     assert used and one.node_count > 4000 and one.has_bytes
     assert_same(one, two)
+
+
+def random_tree(rng: random.Random, depth: int = 0) -> dict:
+    """A node with random children: scopes, kernels (some with bytes), instrumented regions with cycles nested
+    under kernels, internal frames; names repeat so kernel summaries merge across parts."""
+    kind = rng.random()
+    if depth >= 4 or (depth and kind < 0.35):
+        extra = {"bytes": rng.randrange(1, 10**9)} if rng.random() < 0.3 else {}
+        node = kernel(f"k{rng.randrange(12)}", rng.randrange(1, 10**6), count=rng.randrange(1, 50),
+                      device=str(rng.randrange(2)), **extra)
+        if rng.random() < 0.15:
+            node["children"] = [scope(f"region{i}", cycles=rng.randrange(1, 1000)) for i in range(rng.randrange(1, 4))]
+        return node
+    if depth and kind < 0.42:
+        return scope(INTERNAL)
+    return scope(f"s{rng.randrange(6)}", *[random_tree(rng, depth + 1) for _ in range(rng.randrange(1, 7))])
+
+
+def test_random_trees_load_the_same(tmp_path, monkeypatch):
+    """Twelve random shapes: each loads the same both ways, and most of them offer a cut (the rest load in one)."""
+    forked = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        tree = scope("ROOT", *[random_tree(rng, 1) for _ in range(rng.randrange(2, 9))])
+        one, two, used = load_both_ways(proton_file(tmp_path, tree, f"random{seed}.hatchet"), monkeypatch)
+        assert_same(one, two)
+        forked += used
+    assert forked >= 9
