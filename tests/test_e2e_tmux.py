@@ -215,12 +215,12 @@ def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
 
 
 def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
-    """`proton-tui view` on a terminal with a capture large enough for the forked loader (from 24 MB): the table,
-    the kernel summary, q, and no process left; then the same capture with a bad metric in the child's part: the
-    one-line error after the TUI closes, exit status 2."""
+    """`proton-tui view` on a terminal with a capture large enough for the forked loader (from 24 MB): the viewer
+    says it is reading the file, then the table, the kernel summary, q, and no process left; then the same capture
+    with a bad metric in the child's part: the one-line error after the TUI closes, exit status 2."""
     generator = Path(__file__).resolve().parent.parent / "benchmarks" / "make_capture.py"
-    subprocess.run([sys.executable, str(generator), "30000", "--out", str(tmp_path)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run([sys.executable, str(generator), "100000", "--out", str(tmp_path)], check=True,
+                   capture_output=True, timeout=120)
     (capture,) = tmp_path.glob("*.hatchet")
     assert capture.stat().st_size >= 24_000_000
     data = capture.read_bytes()
@@ -232,6 +232,7 @@ def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
     term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         rc_file = start_proton_tui(term, tmp_path, "view", str(capture))
+        term.wait_for(lambda s: f"Reading {capture} (86 MB)…" in s, 30, "the viewer reading the capture")
         screen = term.wait_for(lambda s: s if "GPU time" in s and "step_" in s else None, 60, "the table")
         assert re.search(r"^\s*name\s.*time", screen, re.M), screen
         term.keys("k")

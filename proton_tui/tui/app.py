@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ from textual.widgets.option_list import Option
 from ..hatchet import Profile, load_profile
 from .footer import Footer
 from .screens import HelpScreen, Opening, ProfileScreen
+
+FRAME_WRITE_S = 0.02
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from ..capture.session import RunResult
@@ -81,6 +84,14 @@ class ProtonApp(App):
             self.push_screen(ProfileScreen(self.profile, opening=self.opening))
         else:
             self.action_new_capture()
+
+    async def on_ready(self) -> None:
+        """The first frame is out: a capture being opened says so there while its load finishes."""
+        if self.opening is not None and isinstance(self.screen, ProfileScreen) and self.screen.profile is None:
+            # Textual's writer thread puts the frame on the terminal, and the load holds the GIL for seconds on a
+            # large capture: let the writer run first.
+            await asyncio.sleep(FRAME_WRITE_S)
+            await self.screen.finish_opening()
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)

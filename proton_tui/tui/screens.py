@@ -107,14 +107,14 @@ class ProfileScreen(Screen):
         return [ProfileTable(self.profile, id="table"), Static(id="detail")]
 
     def on_mount(self) -> None:
-        if self.profile is None:
+        if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
             self.title = f"proton-tui — {self.opening.path.name}"
-            self.call_after_refresh(self.finish_opening)  # this screen painted first, while the loader child works
         else:
             self.title = f"proton-tui — {self.profile.path.name}"
             self.body_mounted()
 
     async def finish_opening(self) -> None:
+        """Load the capture being opened (the loader child has worked meanwhile) and show it."""
         try:
             self.profile = self.opening.finish()
         except CaptureError as error:
