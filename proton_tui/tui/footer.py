@@ -11,8 +11,8 @@ from textual.widget import Widget
 
 class Footer(Widget, can_focus=False):
     """The screen's shown keys on one line, like Textual's Footer (same colours; a click presses the key) but one
-    widget: Textual's builds a widget per key and rebuilds them all on every bindings update, and its CSS work was
-    ~0.1 s of a screen's start on a 2-core machine (`benchmarks/README.md`)."""
+    widget: Textual's builds a widget per key after a screen's first paint, ~0.1 s of CSS work on a 2-core machine
+    that the first keypress waited for (`benchmarks/README.md`)."""
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES = {"footer--key", "footer--description"}
