@@ -64,6 +64,11 @@ class KernelStats:
         return self.bytes / self.value if self.bytes and self.value and self.unit == "ns" else None
 
 
+def _largest_first(kernel: KernelStats) -> tuple[float, str]:
+    """The kernel summary's order: largest total first, then by name."""
+    return -kernel.value, kernel.name
+
+
 @dataclass
 class Profile:
     """A loaded capture: per-node arrays indexed by node id, plus derived inclusive values."""
@@ -141,13 +146,13 @@ class Profile:
         stats = [
             KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit) for name, (v, n, b, d) in by_name.items()
         ]
-        stats.sort(key=lambda k: (-k.value, k.name))
+        stats.sort(key=_largest_first)
         self._kernel_stats, self._device_totals = stats, dict(sorted(by_device.items()))
 
     def kernels_sorted(self, sort_key: str = "time") -> list[KernelStats]:
         """The kernel summary in display order: largest first by time, launches, average or GB/s; or by name."""
         keys = {
-            "time": lambda k: (-k.value, k.name),
+            "time": _largest_first,
             "launches": lambda k: (-k.launches, -k.value, k.name),
             "avg": lambda k: (-k.avg, -k.value, k.name),
             "gbps": lambda k: (-(k.gbps or -1.0), -k.value, k.name),
@@ -710,8 +715,9 @@ def _with_inclusive(profile: Profile) -> Profile:
 
 def _graft(profile: Profile, part: Profile, at: int) -> None:
     """Attach `part` (a forest loaded on its own: inclusive values and kernel summaries computed, roots with parent
-    GRAFTED_PARENT; its `children` are not read) as the last children of node `at`; its totals climb to ROOT through the nodes without their own
-    value, and the kernel summaries are merged, so the result is what `_with_inclusive` gives for the whole tree."""
+    GRAFTED_PARENT; its `children` are not read) as the last children of node `at`; its totals climb to ROOT through
+    the nodes without their own value, and the kernel summaries are merged, so the result is what `_with_inclusive`
+    gives for the whole tree."""
     chain = [at]
     while chain[-1] > 0:
         chain.append(profile.parents[chain[-1]])
@@ -755,4 +761,4 @@ def _merged_summaries(one: Profile, other: Profile) -> tuple[list[KernelStats], 
     by_device = dict(one.device_totals())
     for device, value in other.device_totals().items():
         by_device[device] = by_device.get(device, 0.0) + value
-    return sorted(by_name.values(), key=lambda k: (-k.value, k.name)), dict(sorted(by_device.items()))
+    return sorted(by_name.values(), key=_largest_first), dict(sorted(by_device.items()))

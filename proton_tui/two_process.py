@@ -1,5 +1,5 @@
-"""Load a large capture on two cores: a forked child loads the second half of the tree (parse, flatten, inclusive
-values, kernel summary) while this process does the first, then the halves are joined.
+"""Load a large capture on two cores: a forked child loads the last part of the tree (parse, flatten, inclusive
+values, kernel summary) while this process does the rest, then the parts are joined.
 
 Proton writes its `.hatchet` pretty-printed with keys sorted (``children`` first), and JSON strings cannot hold a
 raw newline, so a line's indentation says what it is: with an indent unit ``u``, a node at depth ``d`` opens with a
@@ -9,15 +9,16 @@ one's last child, …): the children after the cut are parsed by the child proce
 the file (the cut removed) here. Their nodes come last in pre-order, so they join by appending; their totals then
 climb from the node they hang from to ROOT, and the two kernel summaries are merged (`hatchet._graft`).
 
-Neither half is copied: each process maps the file privately (copy-on-write) and writes the few bytes that make
-its half a JSON document of its own (brackets around the cut; the file's small tail moved up to close the rest).
+Neither part is copied: each process maps the file privately (copy-on-write) and writes the few bytes that make
+its part a JSON document of its own (brackets around the cut; the file's small tail moved up to close the rest).
 
-Anything unexpected (another layout, a parse or validation error in either half, a child that fails) returns None
+Anything unexpected (another layout, a parse or validation error in either part, a child that fails) returns None
 and the caller loads the file in one process, which also gives the canonical error message.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import marshal
 import mmap
@@ -188,7 +189,7 @@ def find_cut(data, share: float = 0.5) -> tuple[int, int, int] | None:
 
 
 def _parse_first_part(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool):
-    """This process's half: the file without the cut, flattened, with the id of the node the cut belonged to."""
+    """This process's part: the file without the cut, flattened, with the id of the node the cut belonged to."""
     depth, start, end = cut
     tail = private[end:]  # the closing of the cut's list and of every node around it, and device_info: a few KB
     private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
@@ -231,7 +232,7 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                     subtrees = orjson.loads(view[start - 1 : end + 1])
                 flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
                 part = _profile_from(path, flat, {})
-                kernels = [(k.name, k.value, k.launches, k.bytes, k.devices) for k in part.kernel_stats()]
+                kernels = [dataclasses.astuple(kernel) for kernel in part.kernel_stats()]
                 values = [getattr(part, item) for item in PART_FIELDS]
                 payload = marshal.dumps((values, orjson.dumps(part.metrics), kernels, part.device_totals()))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
@@ -254,6 +255,6 @@ def _receive(path: Path, read_end: int) -> Profile | None:
     values, metrics, kernels, device_totals = marshal.loads(payload)
     part = Profile(path=path, device_info={}, children=[], metrics=orjson.loads(metrics),
                    **dict(zip(PART_FIELDS, values)))
-    part._kernel_stats = [KernelStats(*kernel, unit=part.unit) for kernel in kernels]
+    part._kernel_stats = [KernelStats(*kernel) for kernel in kernels]
     part._device_totals = device_totals
     return part

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROBE_SCRIPT = r"""
-import json, sys
+import json, os, sys
 info = {"executable": sys.executable, "python_version": sys.version.split()[0]}
 try:
     import triton
@@ -41,7 +41,6 @@ try:
         info["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 except Exception as error:
     info["torch_error"] = f"{type(error).__name__}: {error}"
-import os
 depends_on = [sys.executable, *(getattr(sys.modules.get(name), "__file__", None) for name in ("triton", "torch"))]
 depends_on += [path for path in sys.path if path and os.path.isdir(path)]
 info["stamps"] = {path: os.stat(path).st_mtime_ns for path in depends_on if path}
