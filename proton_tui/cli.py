@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from .tui.app import ProtonApp
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
-# Importing the TUI and drawing its first screen take ~0.38 s while a loader child works (2 cores, measured); counted
-# as 0.3 s, because this process also joins the child's part afterwards (~0.16 s per 100k nodes sent).
-VIEWER_START_S = 0.3
+# Importing the TUI and drawing its first screen take ~0.42 s while a loader child works (2 cores, measured: the
+# child's fork to this process's load).
+VIEWER_START_S = 0.42
 
 app = typer.Typer(
     add_completion=False,

@@ -17,6 +17,7 @@ import sys
 import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from itertools import compress
 from pathlib import Path
 
 import orjson
@@ -30,6 +31,8 @@ CYCLES_KEY = "cycles"
 INTERNAL_PREFIX = "__proton_launch_metadata"
 ROOT_PARENT = -1  # the parent of the tree's root
 GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
+NO_METRICS: dict = {}  # a node's metrics or children when the capture leaves them out (shared: never changed)
+NO_KIDS: list = []
 # From here a capture is parsed on two cores (two_process.py). Measured on 2 cores: even at 17 MB, 0.34 s instead of
 # 0.41 s at 34 MB.
 TWO_PROCESS_MIN_BYTES = 24_000_000
@@ -78,7 +81,7 @@ class Profile:
     parents: list[int]
     children: list[list[int]]
     depths: list[int]
-    metrics: list[dict]
+    metrics: list[dict | None]  # None: a plain kernel whose metrics the arrays hold (`node_metrics`)
     own: list[float]  # the node's own time in ns (or cycles), 0.0 where it has none
     has_own: list[bool]  # the node carries its own time (or cycles): a kernel or an instrumented region
     is_kernel: list[bool]  # has its own value and no ancestor that has one
@@ -131,18 +134,17 @@ class Profile:
         """One pass over the kernels for both summaries: by name, and by device."""
         by_name: dict[str, list] = {}
         by_device: dict[str, float] = {}
-        names, inclusive, launches, devices = self.names, self.inclusive, self.launches, self.devices
-        for node in range(self.node_count):
-            if self.is_kernel[node]:
-                entry = by_name.get(names[node])
-                if entry is None:
-                    entry = by_name[names[node]] = [0.0, 0, 0.0, set()]
-                entry[0] += inclusive[node]
-                entry[1] += launches[node]
-                entry[2] += self.bytes[node]
-                device = devices[node]
-                entry[3].add(device)
-                by_device[device] = by_device.get(device, 0.0) + inclusive[node]
+        for name, value, launches, size, device in compress(
+            zip(self.names, self.inclusive, self.launches, self.bytes, self.devices), self.is_kernel
+        ):
+            entry = by_name.get(name)
+            if entry is None:
+                entry = by_name[name] = [0.0, 0, 0.0, set()]
+            entry[0] += value
+            entry[1] += launches
+            entry[2] += size
+            entry[3].add(device)
+            by_device[device] = by_device.get(device, 0.0) + value
         stats = [
             KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit) for name, (v, n, b, d) in by_name.items()
         ]
@@ -280,6 +282,15 @@ class Profile:
         }[key]
         return sorted(kids, key=lambda c: (first(c), -self.inclusive[c], self.names[c], c))
 
+    def node_metrics(self, node: int) -> dict:
+        """The node's metrics as the capture has them (a kernel the loader child sent as None is rebuilt here)."""
+        metrics = self.metrics[node]
+        if metrics is None:
+            device_type, _, device_id = self.devices[node].partition(":")
+            metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
+                       "time (ns)": self.own[node]}
+        return metrics
+
     def tflops(self, node: int) -> dict[str, float]:
         """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
         if self.unit != "ns" or not self.has_own[node] or not self.inclusive[node]:
@@ -287,7 +298,7 @@ class Profile:
         seconds = self.inclusive[node] * 1e-9
         return {
             key: value / seconds / 1e12
-            for key, value in self.metrics[node].items()
+            for key, value in self.node_metrics(node).items()
             if FLOPS_KEY.match(key) and _is_number(value) and value
         }
 
@@ -553,9 +564,8 @@ class _Flat:
 
     names: list[str] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)
-    children: list[list[int]] = field(default_factory=list)
     depths: list[int] = field(default_factory=list)
-    metrics: list[dict] = field(default_factory=list)
+    metrics: list[dict | None] = field(default_factory=list)
     time_own: list[float | None] = field(default_factory=list)
     cycles_own: list[float | None] = field(default_factory=list)
     counts: list[int] = field(default_factory=list)
@@ -565,104 +575,113 @@ class _Flat:
     marked: int | None = None  # the id of the node object passed as `mark`, once flattened
 
 
-def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: object = None) -> _Flat:
+def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: object = None,
+             compact: bool = False) -> _Flat:
     """Validate and flatten JSON nodes given as (node, parent, depth), the first root first. A root's parent is
-    ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other)."""
+    ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other).
+    `compact`: a kernel whose metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
     flat = _Flat()
-    names, parents, children, depths = flat.names, flat.parents, flat.children, flat.depths
+    names, parents, depths = flat.names, flat.parents, flat.depths
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
     devices, node_bytes = flat.devices, flat.bytes
     device_label: dict[tuple, str] = {}
     isfinite = math.isfinite
     name_copies: dict[str, str] = {}  # one string per distinct name: kernel names repeat across the tree
-    stack = list(reversed(roots))
-    while stack:
-        node, parent, depth = stack.pop()
-        if type(node) is not dict:
-            raise _NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
-        frame, metrics, kids = node.get("frame"), node.get("metrics", {}), node.get("children", [])
-        name = frame.get("name") if type(frame) is dict else None
-        if type(name) is not str:
-            raise _NodeError(f"{_where(names, parent)} has no frame name")
-        if type(metrics) is not dict or type(kids) is not list:
-            raise _NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
-        if not show_internal and name.startswith(INTERNAL_PREFIX):
-            flat.hidden += 1 + _count_nodes(kids)
-            continue
-        time_ns = cycles = None
-        count, device, size = 0, "", 0.0
-        if metrics:
-            time_ns, count = metrics.get("time (ns)"), metrics.get("count")
-            device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
-            label_key = None
-            if (
-                type(time_ns) is int
-                and type(count) is int
-                and type(device_id) is str
-                and type(device_type) is str
-                and parent != ROOT_PARENT
-                and time_ns >= 0
-            ):  # a kernel as Proton >= 3.2 writes it, maybe with numeric extras (bytes, flops): no general checks
-                label_key = device_type, device_id
-                if len(metrics) != 4:
-                    for key, value in metrics.items():
-                        kind = type(value)
-                        if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
-                            label_key = None  # a value the general checks must see
-                            break
-                    if "cycles" in metrics:
-                        label_key = None
-                    elif label_key is not None:
-                        size = float(metrics.get("bytes", 0))
-            if label_key is None:
-                is_root = parent == ROOT_PARENT
-                try:
-                    _check_metrics(metrics)
-                    time_ns, cycles = (None, None) if is_root else _own_value(metrics)
-                except _NodeError as error:
-                    raise _NodeError(f"node {name!r}: {error}") from None
-                value = None if is_root else _first(metrics, COUNT_KEYS)
-                count = int(value) if _is_number(value) else 0
-                device_id = _first(metrics, DEVICE_ID_KEYS)
-                if device_id is not None:
-                    label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
-                value = metrics.get("bytes")
-                size = float(value) if _is_number(value) else 0.0
-            if label_key is not None:
-                device = device_label.get(label_key) or device_label.setdefault(
-                    label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
-                )
-        node_id = len(names)
-        if node is mark:
-            flat.marked = node_id
-        names.append(name_copies.setdefault(name, name))
-        parents.append(parent)
-        children.append([])
-        depths.append(depth)
-        metrics_of.append(metrics)
-        time_own.append(time_ns)
-        cycles_own.append(cycles)
-        counts.append(count)
-        devices.append(device)
-        node_bytes.append(size)
-        if parent >= 0:
-            children[parent].append(node_id)
-        if kids:
-            depth += 1
-            stack += [(kid, node_id, depth) for kid in reversed(kids)]
+    # Siblings are read through an iterator on the stack, left when a node has children and resumed after them.
+    pending = [(iter([node]), parent, depth) for node, parent, depth in reversed(roots)]
+    while pending:
+        siblings, parent, depth = pending[-1]
+        for node in siblings:
+            if type(node) is not dict:
+                raise _NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
+            frame, metrics, kids = node.get("frame"), node.get("metrics", NO_METRICS), node.get("children", NO_KIDS)
+            name = frame.get("name") if type(frame) is dict else None
+            if type(name) is not str:
+                raise _NodeError(f"{_where(names, parent)} has no frame name")
+            if type(metrics) is not dict or type(kids) is not list:
+                raise _NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
+            if not show_internal and name.startswith(INTERNAL_PREFIX):
+                flat.hidden += 1 + _count_nodes(kids)
+                continue
+            time_ns = cycles = None
+            count, device, size, kept = 0, "", 0.0, metrics
+            if metrics:
+                time_ns, count = metrics.get("time (ns)"), metrics.get("count")
+                device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
+                label_key = None
+                if (
+                    type(time_ns) is int
+                    and type(count) is int
+                    and type(device_id) is str
+                    and type(device_type) is str
+                    and parent != ROOT_PARENT
+                    and time_ns >= 0
+                ):  # a kernel as Proton >= 3.2 writes it, maybe with numeric extras (bytes, flops): no general checks
+                    label_key = device_type, device_id
+                    if len(metrics) != 4:
+                        for key, value in metrics.items():
+                            kind = type(value)
+                            if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
+                                label_key = None  # a value the general checks must see
+                                break
+                        if "cycles" in metrics:
+                            label_key = None
+                        elif label_key is not None:
+                            size = float(metrics.get("bytes", 0))
+                    elif compact and time_ns and device_type and ":" not in device_type:
+                        kept = None
+                if label_key is None:
+                    is_root = parent == ROOT_PARENT
+                    try:
+                        _check_metrics(metrics)
+                        time_ns, cycles = (None, None) if is_root else _own_value(metrics)
+                    except _NodeError as error:
+                        raise _NodeError(f"node {name!r}: {error}") from None
+                    value = None if is_root else _first(metrics, COUNT_KEYS)
+                    count = int(value) if _is_number(value) else 0
+                    device_id = _first(metrics, DEVICE_ID_KEYS)
+                    if device_id is not None:
+                        label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
+                    value = metrics.get("bytes")
+                    size = float(value) if _is_number(value) else 0.0
+                if label_key is not None:
+                    device = device_label.get(label_key) or device_label.setdefault(
+                        label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
+                    )
+            node_id = len(names)
+            if node is mark:
+                flat.marked = node_id
+            names.append(name_copies.setdefault(name, name))
+            parents.append(parent)
+            depths.append(depth)
+            metrics_of.append(kept)
+            time_own.append(time_ns)
+            cycles_own.append(cycles)
+            counts.append(count)
+            devices.append(device)
+            node_bytes.append(size)
+            if kids:
+                pending.append((iter(kids), node_id, depth + 1))
+                break
+        else:
+            pending.pop()
     return flat
 
 
-def _profile_from(path: Path, flat: _Flat, device_info: dict) -> Profile:
-    """The profile of flattened nodes: its unit (ns, or cycles when no node has a time) and inclusive values."""
+def _profile_from(path: Path, flat: _Flat, device_info: dict, with_children: bool = True) -> Profile:
+    """The profile of flattened nodes: its unit (ns, or cycles when no node has a time) and inclusive values;
+    without `with_children`, its children lists are left empty (a part sent elsewhere, where they are rebuilt)."""
     unit = "ns" if any(v is not None for v in flat.time_own) else "cycles"
     own = flat.time_own if unit == "ns" else flat.cycles_own
+    children: list[list[int]] = []
+    if with_children:
+        _add_children(children, flat.parents)
     return _with_inclusive(
         Profile(
             path=path,
             names=flat.names,
             parents=flat.parents,
-            children=flat.children,
+            children=children,
             depths=flat.depths,
             metrics=flat.metrics,
             own=[v or 0.0 for v in own],
@@ -676,6 +695,15 @@ def _profile_from(path: Path, flat: _Flat, device_info: dict) -> Profile:
             hidden_internal=flat.hidden,
         )
     )
+
+
+def _add_children(children: list[list[int]], parents: list[int], first: int = 0) -> None:
+    """Extend `children` with the lists of new nodes `first`, `first` + 1, … whose parents are `parents`, and add
+    each new node to its parent's list."""
+    children += [[] for _ in parents]
+    for node, parent in enumerate(parents, first):
+        if parent >= 0:
+            children[parent].append(node)
 
 
 def _count_nodes(kids: list) -> int:
@@ -726,9 +754,7 @@ def _graft(profile: Profile, part: Profile, at: int) -> None:
     offset, children = profile.node_count, profile.children
     parents = [at if parent == GRAFTED_PARENT else parent + offset for parent in part.parents]
     first_root = len(children[at])
-    children += [[] for _ in parents]  # built from the parents: cheaper than sending the part's and renumbering them
-    for node, parent in enumerate(parents, offset):
-        children[parent].append(node)
+    _add_children(children, parents, offset)  # from the parents: cheaper than sending the part's and renumbering them
     roots = children[at][first_root:]
     profile.parents += parents
     for item in ("names", "depths", "metrics", "own", "has_own", "devices", "own_launches", "own_bytes",

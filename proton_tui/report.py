@@ -120,7 +120,7 @@ def node_details(profile: Profile, node: int, readable_name: str | None = None) 
         rows.append(("bandwidth", bandwidth))
     rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
              for key, value in profile.tflops(node).items()]
-    raw = ", ".join(f"{key}={value}" for key, value in sorted(profile.metrics[node].items()))
+    raw = ", ".join(f"{key}={value}" for key, value in sorted(profile.node_metrics(node).items()))
     rows.append(("metrics", raw or "(none: a scope or frame; its numbers are its children's sums)"))
     rows.append(("path", profile.path_of(node)))
     return rows

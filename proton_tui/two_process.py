@@ -38,13 +38,14 @@ BALANCED = 0.2  # how far from the share it should get the child's part may be a
 ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
 # For the child's share of the file (measured on a 2-core machine like CI's): loading a part (parse, flatten, sum) takes
-# ~9 ns a byte in either process and the child's marshalling of its part ~5 % more.
-PARSE_S_PER_BYTE = 9e-9
-CHILD_EXTRA = 0.05
-# What the child sends of its part, marshalled; the metrics go as one JSON document (half the time of marshalling
-# their dicts, as quick to read back); the children lists are rebuilt here from the parents (`hatchet._graft`).
-PART_FIELDS = ("names", "parents", "depths", "own", "has_own", "is_kernel", "devices", "own_launches", "own_bytes",
-               "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
+# ~10 ns a byte in either process and the child's marshalling of its part ~10 % more.
+PARSE_S_PER_BYTE = 10e-9
+CHILD_EXTRA = 0.1
+# What the child sends of its part, marshalled: a plain kernel's metrics as None (rebuilt from the arrays when asked
+# for: `Profile.node_metrics`), so only scopes' and hooked kernels' dicts travel; the children lists are rebuilt
+# here from the parents (`hatchet._graft`).
+PART_FIELDS = ("names", "parents", "depths", "metrics", "own", "has_own", "is_kernel", "devices", "own_launches",
+               "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
 
 
 def start_split(path: Path, data, show_internal: bool, busy_s: float = 0.0) -> Split | None:
@@ -230,11 +231,11 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                 private[end] = ord("]")  # was the newline before the list's closing line
                 with memoryview(private) as view:
                     subtrees = orjson.loads(view[start - 1 : end + 1])
-                flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal)
-                part = _profile_from(path, flat, {})
+                flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal, compact=True)
+                part = _profile_from(path, flat, {}, with_children=False)
                 kernels = [dataclasses.astuple(kernel) for kernel in part.kernel_stats()]
                 values = [getattr(part, item) for item in PART_FIELDS]
-                payload = marshal.dumps((values, orjson.dumps(part.metrics), kernels, part.device_totals()))
+                payload = marshal.dumps((values, kernels, part.device_totals()))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
@@ -252,9 +253,8 @@ def _receive(path: Path, read_end: int) -> Profile | None:
         payload = pipe.read(size) if size else b""
     if not payload or len(payload) != size:
         return None
-    values, metrics, kernels, device_totals = marshal.loads(payload)
-    part = Profile(path=path, device_info={}, children=[], metrics=orjson.loads(metrics),
-                   **dict(zip(PART_FIELDS, values)))
+    values, kernels, device_totals = marshal.loads(payload)
+    part = Profile(path=path, device_info={}, children=[], **dict(zip(PART_FIELDS, values)))
     part._kernel_stats = [KernelStats(*kernel) for kernel in kernels]
     part._device_totals = device_totals
     return part
