@@ -80,14 +80,14 @@ class ProfileTable(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"profile-table--cursor", "profile-table--header", "profile-table--match"}
     DEFAULT_CSS = """
-    ProfileTable { height: 1fr; }
+    ProfileTable { height: 1fr; overflow-y: scroll; }
     ProfileTable > .profile-table--header { text-style: bold; background: $panel; }
     ProfileTable > .profile-table--cursor { background: $accent 40%; }
     ProfileTable:focus > .profile-table--cursor { background: $accent; color: $text; }
     ProfileTable > .profile-table--match { color: $warning; text-style: bold; }
     """
 
-    cursor: reactive[int] = reactive(0, always_update=True)
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)  # watch_cursor repaints what changed
 
     class Highlighted(Message):
         """The cursor moved to a node (tree) or kernel (summary)."""
@@ -147,7 +147,8 @@ class ProfileTable(ScrollView, can_focus=True):
         )
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        # Rows are cut to the width: only the height scrolls, so a new width changes nothing here.
+        self.virtual_size = Size(0, len(self.rows) + 1)
         self.refresh()
 
     @property
@@ -347,20 +348,21 @@ class ProfileTable(ScrollView, can_focus=True):
         self.notify("Readable names" if self.use_readable else "Raw names", timeout=2)
 
     # ---- events -----------------------------------------------------------------------------------------------
-    def watch_cursor(self, row: int) -> None:
+    def watch_cursor(self, previous: int, row: int) -> None:
         if not self.rows:
             return
         top, height = round(self.scroll_y), self.scrollable_content_region.height - 1
         if row < top:
             self.scroll_to(y=row, animate=False)
+            self.refresh()
         elif height > 0 and row >= top + height:
             self.scroll_to(y=row - height + 1, animate=False)
-        self.refresh()
+            self.refresh()
+        else:  # only two rows changed: repaint their lines (a row's line is one below it, under the header)
+            self.refresh_line(previous + 1)
+            self.refresh_line(row + 1)
         kernel = self.kernels[self.rows[row]] if self.show_kernels else None
         self.post_message(self.Highlighted(self, self.current_node, kernel))
-
-    def on_resize(self) -> None:
-        self._resize()
 
     def on_click(self, event) -> None:
         row = round(self.scroll_y) + event.y - 1

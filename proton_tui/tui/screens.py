@@ -122,12 +122,13 @@ class ProfileScreen(Screen):
             self.app.exit(return_code=2)
             return
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
-        await self.mount_all(self.body(), before=self.query_one(Footer))
-        self.body_mounted()
+        mounted = self.mount_all(self.body(), before=self.query_one(Footer))
+        self.body_mounted()  # focus set before the table's first paint: one paint, not two
+        await mounted
 
     def body_mounted(self) -> None:
         if not self.profile.is_empty:
-            self.query_one(ProfileTable).focus()
+            self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -156,7 +157,8 @@ class ProfileScreen(Screen):
 
     # ---- details ------------------------------------------------------------------------------------------------
     def on_profile_table_highlighted(self, event: ProfileTable.Highlighted) -> None:
-        self.query_one("#detail", Static).update(Text(self.detail_text(event)))
+        # The pane's height is fixed: a new row repaints it alone, the table keeps its place.
+        self.query_one("#detail", Static).update(Text(self.detail_text(event)), layout=False)
 
     def detail_text(self, event: ProfileTable.Highlighted) -> str:
         """Everything about the highlighted row, from the core's node_details (or the kernel's totals)."""
