@@ -2,8 +2,9 @@
 
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
-Follows `proton-tui view FILE` on a terminal: imports the command line (typer), starts loading FILE (a forked child
-loads part of a large capture), makes the viewer as the command does (the TUI imported meanwhile) and opens it
+Follows `proton-tui view FILE` on a terminal: imports the entry point (`proton_tui.launch`, which opens `view FILE`
+without the command line's typer), starts loading FILE (a forked child loads part of a large capture), makes the
+viewer as the command does (the TUI imported meanwhile) and opens it
 headless with Textual's `App.run_test(size=(120, 40))`: its first screen says the capture is being read and then
 finishes the load. Waits for the table to paint, presses `down` and, once it has been handled and repainted,
 prints `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope,
@@ -40,12 +41,12 @@ def main() -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     out: dict = {}
-    cli = importlib.import_module("proton_tui.cli")  # `proton-tui view` starts here
+    launch = importlib.import_module("proton_tui.launch")  # `proton-tui view FILE` starts here
     from proton_tui.hatchet import PendingLoad
 
     out["import"] = now()
-    pending = PendingLoad(Path(path), False, busy_s=cli.VIEWER_START_S)  # as the command does: a child forked
-    app = cli.viewer_app(pending)  # the TUI imported meanwhile
+    pending = PendingLoad(Path(path), False, busy_s=launch.VIEWER_START_S)  # as `open_viewer` does: a child forked
+    app = launch.viewer_app(pending)  # the TUI imported meanwhile
     import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
     from proton_tui.tui.profile_table import ProfileTable
     from textual import events

@@ -1,5 +1,5 @@
 """`python -m proton_tui` runs the command line."""
 
-from .cli import main
+from .launch import main
 
 main()

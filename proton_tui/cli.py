@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 from typer._click.exceptions import ClickException
@@ -15,15 +13,9 @@ from .cli_check import register as register_check
 from .cli_common import fail, regex_option
 from .cli_diff import register as register_diff
 from .cli_run import register as register_run
-
-if TYPE_CHECKING:
-    from .hatchet import PendingLoad
-    from .tui.app import ProtonApp
+from .launch import error_line, open_viewer, size_text
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
-# Importing the TUI and drawing its first screen take ~0.42 s while a loader child works (2 cores, measured: the
-# child's fork to this process's load).
-VIEWER_START_S = 0.42
 
 app = typer.Typer(
     add_completion=False,
@@ -73,21 +65,15 @@ def view(
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
     from . import report
-    from .hatchet import CaptureError, PendingLoad, load_profile
+    from .hatchet import CaptureError, load_profile
 
     include_re, exclude_re = regex_option("--include", include), regex_option("--exclude", exclude)
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
-        try:
-            pending = PendingLoad(file, show_internal, busy_s=VIEWER_START_S)
-        except CaptureError as error:
-            fail(str(error))
-        with closing(pending):
-            viewer = viewer_app(pending, include_re, exclude_re)
-            viewer.run()
-        if viewer.load_error is not None:
-            fail(viewer.load_error)
+        error = open_viewer(file, show_internal, include_re, exclude_re)  # `launch.main` opens `view FILE` alone
+        if error is not None:
+            fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({size_text(file)})…", err=True)
@@ -120,33 +106,18 @@ def view(
         sys.stdout.write(report.tree_text(shown, shown.shown(threshold, depth)))
 
 
-def viewer_app(pending: PendingLoad, include: re.Pattern | None = None,
-               exclude: re.Pattern | None = None) -> ProtonApp:
-    """The viewer of a capture being loaded, as `view` opens it on a terminal: the TUI is imported and its first
-    screen drawn while a forked child loads part of a large capture; that screen then finishes the load."""
-    from .tui.app import ProtonApp
-    from .tui.screens import Opening
-
-    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.path)})…",
-                                     lambda: pending.finish().filtered(include, exclude)))
-
-
-def size_text(path: Path) -> str:
-    size = path.stat().st_size
-    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} kB"
-
-
 register_run(app)
 register_check(app)
 register_diff(app)
 
 
 def main() -> None:
-    """Console-script entry: every usage error is one line on stderr with exit code 2, never a traceback."""
+    """The command line (from `launch.main`): every usage error is one line on stderr with exit code 2, never a
+    traceback."""
     try:
         code = app(standalone_mode=False)
     except ClickException as error:
-        typer.echo(f"proton-tui: error: {error.format_message()}", err=True)
+        typer.echo(error_line(error.format_message()), err=True)
         code = error.exit_code
     except typer.Abort:
         code = 1

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
 
+from .launch import error_line
+
 if TYPE_CHECKING:
     import asyncio
 
 
 def fail(message: str) -> NoReturn:
     """Print a one-line error and exit with code 2."""
-    typer.echo(f"proton-tui: error: {message}", err=True)
+    typer.echo(error_line(message), err=True)
     raise typer.Exit(2)
 
 

@@ -114,6 +114,30 @@ def test_help_is_fast_and_does_not_import_textual():
     assert time.perf_counter() - started < 30  # a sanity bound, not a benchmark (benchmarks/ measures speed)
 
 
+@pytest.mark.parametrize("name", ["missing.hatchet", "empty.hatchet"])
+def test_view_file_on_a_terminal_opens_without_the_command_line(tmp_path, name):
+    """`view FILE` on a terminal skips Typer (launch.main); its errors read as the command line's: one line, exit 2."""
+    import pty
+
+    (tmp_path / "empty.hatchet").write_bytes(b"")
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('typer imported:', 'typer' in sys.modules, file=sys.stderr))\n"
+             "from proton_tui.launch import main\n"
+             f"sys.argv = ['proton-tui', 'view', {str(tmp_path / name)!r}]\n"
+             "main()\n")
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run([sys.executable, "-c", probe], stdout=follower, stderr=subprocess.PIPE, text=True,
+                                timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    error, imported = result.stderr.splitlines()
+    assert result.returncode == 2 and imported == "typer imported: False"
+    assert error.startswith(f"proton-tui: error: {tmp_path / name}: ") and "Traceback" not in result.stderr
+    assert error == run_cli("view", str(tmp_path / name), "--plain").stderr.strip()  # Typer's path says the same
+
+
 def test_broken_pipe_is_quiet():
     command = f"{CLI} view {capture_path('gpt2_shadow')} | head -1"
     result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
