@@ -98,6 +98,8 @@ class Profile:
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
     _device_names: list[str] | None = field(default=None, repr=False)
     _device_totals: dict[str, float] | None = field(default=None, repr=False)
+    # The metrics of the nodes after `metrics`, as a loader child sent them: a JSON list, read when first needed.
+    _metrics_json: bytes | None = field(default=None, repr=False)
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
 
     @property
@@ -116,7 +118,18 @@ class Profile:
 
     @property
     def kernel_launches(self) -> int:
-        return sum(kernel.launches for kernel in self.kernel_stats())
+        return sum(compress(self.launches, self.is_kernel))
+
+    @property
+    def kernel_count(self) -> int:
+        """Distinct kernel names (without summing the kernel summary)."""
+        if self._kernel_stats is not None:
+            return len(self._kernel_stats)
+        return len(set(compress(self.names, self.is_kernel)))
+
+    def kernel_devices(self) -> set[str]:
+        """The device labels of the kernels ("" for a kernel that names none)."""
+        return set(compress(self.devices, self.is_kernel))
 
     def kernel_stats(self) -> list[KernelStats]:
         """Every kernel grouped by name across the tree, largest total first (computed once)."""
@@ -214,6 +227,7 @@ class Profile:
 
     def subset(self, keep: list[bool]) -> Profile:
         """A new profile of the kept nodes (ROOT is always kept), with inclusive values recomputed."""
+        self._read_sent_metrics()
         new_id = [-1] * self.node_count
         picked = []
         for node in range(self.node_count):
@@ -284,12 +298,19 @@ class Profile:
 
     def node_metrics(self, node: int) -> dict:
         """The node's metrics as the capture has them (a kernel the loader child sent as None is rebuilt here)."""
+        if node >= len(self.metrics):
+            self._read_sent_metrics()
         metrics = self.metrics[node]
         if metrics is None:
             device_type, _, device_id = self.devices[node].partition(":")
             metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
                        "time (ns)": self.own[node]}
         return metrics
+
+    def _read_sent_metrics(self) -> None:
+        if self._metrics_json is not None:
+            self.metrics += orjson.loads(self._metrics_json)
+            self._metrics_json = None
 
     def tflops(self, node: int) -> dict[str, float]:
         """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
@@ -304,7 +325,7 @@ class Profile:
 
     def device_warnings(self) -> list[str]:
         """What a multi-device capture cannot tell apart, said plainly."""
-        ran_on = sorted(d for d in self.device_totals() if d)
+        ran_on = sorted(self.kernel_devices() - {""})
         listed = self._listed_devices()
         warnings = []
         if len(ran_on) > 1:
@@ -742,15 +763,13 @@ def _with_inclusive(profile: Profile) -> Profile:
 
 
 def _graft(profile: Profile, part: Profile, at: int) -> None:
-    """Attach `part` (a forest loaded on its own: inclusive values and kernel summaries computed, roots with parent
-    GRAFTED_PARENT; its `children` are not read) as the last children of node `at`; its totals climb to ROOT through
-    the nodes without their own value, and the kernel summaries are merged, so the result is what `_with_inclusive`
-    gives for the whole tree."""
+    """Attach `part` (a forest loaded on its own, inclusive values computed, roots with parent GRAFTED_PARENT; its
+    `children` are not read) as the last children of node `at`; its totals climb to ROOT through the nodes without
+    their own value, so the result is what `_with_inclusive` gives for the whole tree."""
     chain = [at]
     while chain[-1] > 0:
         chain.append(profile.parents[chain[-1]])
     inside_kernel = any(profile.has_own[node] for node in chain)  # then none of the part's nodes is a kernel
-    summaries = (None, None) if inside_kernel else _merged_summaries(profile, part)
     offset, children = profile.node_count, profile.children
     parents = [at if parent == GRAFTED_PARENT else parent + offset for parent in part.parents]
     first_root = len(children[at])
@@ -761,9 +780,10 @@ def _graft(profile: Profile, part: Profile, at: int) -> None:
                  "inclusive", "launches", "bytes"):
         getattr(profile, item).extend(getattr(part, item))
     profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
+    profile._metrics_json = part._metrics_json  # the part's metrics, when still unread (this profile's are read)
     profile.hidden_internal += part.hidden_internal
     profile.has_bytes = profile.has_bytes or part.has_bytes
-    profile._kernel_stats, profile._device_totals = summaries
+    profile._kernel_stats = profile._device_totals = None  # summed over the whole when first asked for
     value = sum(profile.inclusive[root] for root in roots)
     launches = sum(profile.launches[root] for root in roots)
     size = sum(profile.bytes[root] for root in roots)
@@ -773,18 +793,3 @@ def _graft(profile: Profile, part: Profile, at: int) -> None:
         profile.inclusive[node] += value
         profile.launches[node] += launches
         profile.bytes[node] += size
-
-
-def _merged_summaries(one: Profile, other: Profile) -> tuple[list[KernelStats], dict[str, float]]:
-    """The kernel summaries of two disjoint parts of one capture, as one."""
-    by_name = {kernel.name: kernel for kernel in one.kernel_stats()}
-    for kernel in other.kernel_stats():
-        mine = by_name.get(kernel.name)
-        by_name[kernel.name] = kernel if mine is None else KernelStats(
-            kernel.name, mine.value + kernel.value, mine.launches + kernel.launches, mine.bytes + kernel.bytes,
-            tuple(sorted(set(mine.devices) | set(kernel.devices))), kernel.unit,
-        )
-    by_device = dict(one.device_totals())
-    for device, value in other.device_totals().items():
-        by_device[device] = by_device.get(device, 0.0) + value
-    return sorted(by_name.values(), key=_largest_first), dict(sorted(by_device.items()))

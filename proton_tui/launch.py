@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .hatchet import PendingLoad
     from .tui.app import ProtonApp
 
-# Importing the TUI and drawing its first screen take ~0.42 s while a loader child works (2 cores, measured: the
+# Importing the TUI and drawing its first screen take ~0.4–0.5 s while a loader child works (2 cores, measured: the
 # child's fork to this process's load).
 VIEWER_START_S = 0.42
 

@@ -84,9 +84,9 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
 
 def device_lines(profile: Profile) -> list[str]:
     """Per-device kernel totals and the warnings of a multi-device capture (nothing for a single device)."""
-    totals = profile.device_totals()
-    if len(totals) < 2:
+    if len(profile.kernel_devices()) < 2:
         return []
+    totals = profile.device_totals()
     shares = "  ".join(
         f"{device or 'no device'} {format_value(value, profile.unit)} ({format_percent(profile.percent(value))})"
         for device, value in totals.items()
@@ -135,7 +135,7 @@ def header_line(profile: Profile) -> str:
     devices = ", ".join(profile.device_names()) or "no device listed"
     return (
         f"{profile.path.name}  {label} {total}  {profile.kernel_launches:,} launches  "
-        f"{len(profile.kernel_stats())} kernels  devices: {devices}"
+        f"{profile.kernel_count} kernels  devices: {devices}"
     )
 
 
@@ -211,7 +211,7 @@ def summary_json(profile: Profile) -> dict:
         "empty": profile.is_empty,
         "total": profile.total,
         "kernel_launches": profile.kernel_launches,
-        "distinct_kernels": len(profile.kernel_stats()),
+        "distinct_kernels": profile.kernel_count,
         "devices": profile.device_names(),
         "nodes": profile.node_count,
         "hidden_internal_nodes": profile.hidden_internal,

@@ -1,5 +1,5 @@
 """Load a large capture on two cores: a forked child loads the last part of the tree (parse, flatten, inclusive
-values, kernel summary) while this process does the rest, then the parts are joined.
+values) while this process does the rest, then the parts are joined.
 
 Proton writes its `.hatchet` pretty-printed with keys sorted (``children`` first), and JSON strings cannot hold a
 raw newline, so a line's indentation says what it is: with an indent unit ``u``, a node at depth ``d`` opens with a
@@ -7,7 +7,8 @@ line that is only ``{`` at ``(2d+1)u`` spaces, its keys sit at ``(2d+2)u`` and i
 finds, without parsing, a cut inside the children list of a node on the tree's last path (its last child, that
 one's last child, …): the children after the cut are parsed by the child process as a list of subtrees, the rest of
 the file (the cut removed) here. Their nodes come last in pre-order, so they join by appending; their totals then
-climb from the node they hang from to ROOT, and the two kernel summaries are merged (`hatchet._graft`).
+climb from the node they hang from to ROOT (`hatchet._graft`); the kernel summary is summed over the whole profile
+when first asked for (the viewer's first screen does not need it).
 
 Neither part is copied: each process maps the file privately (copy-on-write) and writes the few bytes that make
 its part a JSON document of its own (brackets around the cut; the file's small tail moved up to close the rest).
@@ -18,7 +19,6 @@ and the caller loads the file in one process, which also gives the canonical err
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import marshal
 import mmap
@@ -30,22 +30,24 @@ from pathlib import Path
 
 import orjson
 
-from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, KernelStats, Profile, _document_parts, _flatten,
-                      _graft, _NodeError, _profile_from)
+from .hatchet import (GRAFTED_PARENT, ROOT_PARENT, CaptureError, Profile, _document_parts, _flatten, _graft,
+                      _NodeError, _profile_from)
 
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
 BALANCED = 0.2  # how far from the share it should get the child's part may be and still be taken at once
 ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
-# For the child's share of the file (measured on a 2-core machine like CI's): loading a part (parse, flatten, sum) takes
-# ~10 ns a byte in either process and the child's marshalling of its part ~10 % more.
+# For the child's share of the file (measured on a 2-core machine like CI's): loading a part (parse, flatten, sums,
+# and the child's marshalling) takes ~10 ns a byte in either process.
 PARSE_S_PER_BYTE = 10e-9
-CHILD_EXTRA = 0.1
-# What the child sends of its part, marshalled: a plain kernel's metrics as None (rebuilt from the arrays when asked
-# for: `Profile.node_metrics`), so only scopes' and hooked kernels' dicts travel; the children lists are rebuilt
-# here from the parents (`hatchet._graft`).
-PART_FIELDS = ("names", "parents", "depths", "metrics", "own", "has_own", "is_kernel", "devices", "own_launches",
-               "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "unit", "has_bytes")
+# What the child sends of its part, marshalled: the numbers in marshal's version 2 (without back-references, which
+# cost more than they save for numbers: 4x faster), the rest in the current version (a name or device label is
+# sent once, then referred to); its metrics as one JSON document that is read here only when a node's metrics are
+# first asked for (a plain kernel's as null: rebuilt from the arrays, `Profile.node_metrics`). The children lists
+# are rebuilt here from the parents (`hatchet._graft`).
+NUMBER_FIELDS = ("parents", "depths", "own", "own_launches", "inclusive", "launches")
+OTHER_FIELDS = ("names", "has_own", "is_kernel", "devices", "own_bytes", "bytes", "hidden_internal", "unit",
+                "has_bytes")
 
 
 def start_split(path: Path, data, show_internal: bool, busy_s: float = 0.0) -> Split | None:
@@ -133,10 +135,10 @@ def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
 
 
 def child_share(size: int, busy_s: float = 0.0) -> float:
-    """The share of the file that makes both processes finish together: the child also marshals its part, the
-    parent is first busy for `busy_s` seconds with other work."""
+    """The share of the file that makes both processes finish together when the parent is first busy for `busy_s`
+    seconds with other work."""
     parse_s = size * PARSE_S_PER_BYTE
-    return min(ACCEPTABLE[1], (parse_s + busy_s) / (parse_s * (2 + CHILD_EXTRA)))
+    return min(ACCEPTABLE[1], (parse_s + busy_s) / (2 * parse_s))
 
 
 def find_cut(data, share: float = 0.5) -> tuple[int, int, int] | None:
@@ -212,15 +214,13 @@ def _parse_first_part(path: Path, private: mmap.mmap, cut: tuple[int, int, int],
         return None
     if flat.marked is None or not flat.names:  # the node is an internal frame, hidden
         return None
-    profile = _profile_from(path, flat, device_info)
-    profile.kernel_stats()  # summed now, while the child may still be busy: the join merges it with the child's
-    return profile, flat.marked
+    return _profile_from(path, flat, device_info), flat.marked
 
 
 def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_internal: bool,
                 write_end: int) -> None:
-    """In the forked child: load the cut's subtrees (inclusive values and kernel summaries too) and send them
-    through the pipe; never returns."""
+    """In the forked child: load the cut's subtrees (inclusive values too) and send them through the pipe; never
+    returns."""
     gc.disable()  # millions of new containers, none cyclic, in a process that lives for this load only
     depth, start, end = cut
     status = 1
@@ -233,9 +233,9 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                     subtrees = orjson.loads(view[start - 1 : end + 1])
                 flat = _flatten([(node, GRAFTED_PARENT, depth + 1) for node in subtrees], show_internal, compact=True)
                 part = _profile_from(path, flat, {}, with_children=False)
-                kernels = [dataclasses.astuple(kernel) for kernel in part.kernel_stats()]
-                values = [getattr(part, item) for item in PART_FIELDS]
-                payload = marshal.dumps((values, kernels, part.device_totals()))
+                numbers = marshal.dumps([getattr(part, item) for item in NUMBER_FIELDS], 2)
+                others = [getattr(part, item) for item in OTHER_FIELDS]
+                payload = marshal.dumps((numbers, others, orjson.dumps(part.metrics)))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
@@ -253,8 +253,6 @@ def _receive(path: Path, read_end: int) -> Profile | None:
         payload = pipe.read(size) if size else b""
     if not payload or len(payload) != size:
         return None
-    values, kernels, device_totals = marshal.loads(payload)
-    part = Profile(path=path, device_info={}, children=[], **dict(zip(PART_FIELDS, values)))
-    part._kernel_stats = [KernelStats(*kernel) for kernel in kernels]
-    part._device_totals = device_totals
-    return part
+    numbers, others, metrics_json = marshal.loads(payload)
+    return Profile(path=path, device_info={}, children=[], metrics=[], _metrics_json=metrics_json,
+                   **dict(zip(NUMBER_FIELDS, marshal.loads(numbers))), **dict(zip(OTHER_FIELDS, others)))

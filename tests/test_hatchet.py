@@ -86,6 +86,17 @@ def test_kernel_summary_groups_one_name_across_scopes():
     assert (add.value, add.launches, add.devices) == (478302 + 479487, 20, ("CUDA:0", "CUDA:1"))
 
 
+@pytest.mark.parametrize("name", ["gpt2_shadow", "multigpu", "vecadd_hook", "vecadd_instr"])
+def test_header_counts_agree_with_the_kernel_summary(name):
+    """The header's counts come without summing the kernel summary; they say what it says."""
+    profile = load_profile(capture_path(name))
+    count, launches, devices = profile.kernel_count, profile.kernel_launches, profile.kernel_devices()
+    assert profile._kernel_stats is None  # none of them summed it
+    stats = profile.kernel_stats()
+    assert count == len(stats) and launches == sum(kernel.launches for kernel in stats)
+    assert devices == set(profile.device_totals()) and profile.kernel_count == count
+
+
 def test_old_metric_spelling_and_other_time_units(write_capture):
     old = {"frame": {"name": "k", "type": "function"}, "children": [],
            "metrics": {"Time (ns)": 1000, "Count": 4, "DeviceId": "0", "DeviceType": "CUDA"}}
