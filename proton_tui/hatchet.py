@@ -81,7 +81,8 @@ class Profile:
     parents: list[int]
     children: list[list[int]]
     depths: list[int]
-    metrics: list[dict | None]  # None: a plain kernel whose metrics the arrays hold (`node_metrics`)
+    # None: a plain kernel whose metrics the arrays hold; an int: the place of the node's in `_sent_metrics`
+    metrics: list[dict | int | None]
     own: list[float]  # the node's own time in ns (or cycles), 0.0 where it has none
     has_own: list[bool]  # the node carries its own time (or cycles): a kernel or an instrumented region
     is_kernel: list[bool]  # has its own value and no ancestor that has one
@@ -98,8 +99,8 @@ class Profile:
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
     _device_names: list[str] | None = field(default=None, repr=False)
     _device_totals: dict[str, float] | None = field(default=None, repr=False)
-    # The metrics of the nodes after `metrics`, as a loader child sent them: a JSON list, read when first needed.
-    _metrics_json: bytes | None = field(default=None, repr=False)
+    # The metrics of a loader child's kernels that the arrays do not hold: a JSON list, read when first needed.
+    _sent_metrics: bytes | list[dict] | None = field(default=None, repr=False)
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
 
     @property
@@ -227,7 +228,6 @@ class Profile:
 
     def subset(self, keep: list[bool]) -> Profile:
         """A new profile of the kept nodes (ROOT is always kept), with inclusive values recomputed."""
-        self._read_sent_metrics()
         new_id = [-1] * self.node_count
         picked = []
         for node in range(self.node_count):
@@ -246,6 +246,7 @@ class Profile:
                 children=children,
                 depths=[self.depths[i] for i in picked],
                 metrics=[self.metrics[i] for i in picked],
+                _sent_metrics=self._sent_metrics,
                 own=[self.own[i] for i in picked],
                 has_own=[self.has_own[i] for i in picked],
                 is_kernel=[],
@@ -298,19 +299,19 @@ class Profile:
 
     def node_metrics(self, node: int) -> dict:
         """The node's metrics as the capture has them (a kernel the loader child sent as None is rebuilt here)."""
-        if node >= len(self.metrics):
-            self._read_sent_metrics()
         metrics = self.metrics[node]
-        if metrics is None:
+        if type(metrics) is int:
+            metrics = self._read_sent_metrics()[metrics]
+        elif metrics is None:
             device_type, _, device_id = self.devices[node].partition(":")
             metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
                        "time (ns)": self.own[node]}
         return metrics
 
-    def _read_sent_metrics(self) -> None:
-        if self._metrics_json is not None:
-            self.metrics += orjson.loads(self._metrics_json)
-            self._metrics_json = None
+    def _read_sent_metrics(self) -> list[dict]:
+        if type(self._sent_metrics) is bytes:
+            self._sent_metrics = orjson.loads(self._sent_metrics)
+        return self._sent_metrics
 
     def tflops(self, node: int) -> dict[str, float]:
         """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
@@ -625,7 +626,7 @@ def _flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: ob
                 flat.hidden += 1 + _count_nodes(kids)
                 continue
             time_ns = cycles = None
-            count, device, size, kept = 0, "", 0.0, metrics
+            count, device, size, kept = 0, "", 0.0, metrics or NO_METRICS
             if metrics:
                 time_ns, count = metrics.get("time (ns)"), metrics.get("count")
                 device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
@@ -780,7 +781,7 @@ def _graft(profile: Profile, part: Profile, at: int) -> None:
                  "inclusive", "launches", "bytes"):
         getattr(profile, item).extend(getattr(part, item))
     profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
-    profile._metrics_json = part._metrics_json  # the part's metrics, when still unread (this profile's are read)
+    profile._sent_metrics = part._sent_metrics  # what its ints in `metrics` refer to
     profile.hidden_internal += part.hidden_internal
     profile.has_bytes = profile.has_bytes or part.has_bytes
     profile._kernel_stats = profile._device_totals = None  # summed over the whole when first asked for

@@ -42,9 +42,10 @@ MAX_DEPTH = 64
 PARSE_S_PER_BYTE = 10e-9
 # What the child sends of its part, marshalled: the numbers in marshal's version 2 (without back-references, which
 # cost more than they save for numbers: 4x faster), the rest in the current version (a name or device label is
-# sent once, then referred to); its metrics as one JSON document that is read here only when a node's metrics are
-# first asked for (a plain kernel's as null: rebuilt from the arrays, `Profile.node_metrics`). The children lists
-# are rebuilt here from the parents (`hatchet._graft`).
+# sent once, then referred to). Of the metrics, a plain kernel's go as None (rebuilt from the arrays when asked for,
+# `Profile.node_metrics`), a scope's empty ones as they are, and the rest (kernels with more: bytes, flops) as one
+# JSON document, read here only when one of them is first asked for. The children lists are rebuilt here from the
+# parents (`hatchet._graft`).
 NUMBER_FIELDS = ("parents", "depths", "own", "own_launches", "inclusive", "launches")
 OTHER_FIELDS = ("names", "has_own", "is_kernel", "devices", "own_bytes", "bytes", "hidden_internal", "unit",
                 "has_bytes")
@@ -235,7 +236,14 @@ def _child_main(path: Path, private: mmap.mmap, cut: tuple[int, int, int], show_
                 part = _profile_from(path, flat, {}, with_children=False)
                 numbers = marshal.dumps([getattr(part, item) for item in NUMBER_FIELDS], 2)
                 others = [getattr(part, item) for item in OTHER_FIELDS]
-                payload = marshal.dumps((numbers, others, orjson.dumps(part.metrics)))
+                metrics, more = [], []
+                for entry in part.metrics:
+                    if entry:  # more than the arrays hold: its place in the JSON document
+                        metrics.append(len(more))
+                        more.append(entry)
+                    else:
+                        metrics.append(entry)
+                payload = marshal.dumps((numbers, others, metrics, orjson.dumps(more)))
             except (orjson.JSONDecodeError, _NodeError, ValueError, TypeError):
                 payload = b""
             pipe.write(len(payload).to_bytes(8, "little"))
@@ -253,6 +261,6 @@ def _receive(path: Path, read_end: int) -> Profile | None:
         payload = pipe.read(size) if size else b""
     if not payload or len(payload) != size:
         return None
-    numbers, others, metrics_json = marshal.loads(payload)
-    return Profile(path=path, device_info={}, children=[], metrics=[], _metrics_json=metrics_json,
+    numbers, others, metrics, sent_metrics = marshal.loads(payload)
+    return Profile(path=path, device_info={}, children=[], metrics=metrics, _sent_metrics=sent_metrics,
                    **dict(zip(NUMBER_FIELDS, marshal.loads(numbers))), **dict(zip(OTHER_FIELDS, others)))
