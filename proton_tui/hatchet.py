@@ -746,17 +746,19 @@ def _with_inclusive(profile: Profile) -> Profile:
     # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
     launches = [n if own else 0 for n, own in zip(profile.own_launches, has_own)]
     node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
-    for node in range(profile.node_count - 1, 0, -1):
-        parent = parents[node]
+    for node, parent in zip(range(profile.node_count - 1, 0, -1), reversed(parents)):
         if parent >= 0 and not has_own[parent]:
             inclusive[parent] += inclusive[node]
             launches[parent] += launches[node]
             node_bytes[parent] += node_bytes[node]
-    under_own = [False] * profile.node_count
-    for node in range(1, profile.node_count):
-        parent = parents[node]
-        under_own[node] = parent >= 0 and (under_own[parent] or has_own[parent])
-    profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
+    if any(has_own[parent] for parent in set(parents) if parent >= 0):  # regions under a kernel (instrumentation)
+        under_own = [False] * profile.node_count
+        for node in range(1, profile.node_count):
+            parent = parents[node]
+            under_own[node] = parent >= 0 and (under_own[parent] or has_own[parent])
+        profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
+    else:  # no node with its own value has children: those nodes are the kernels
+        profile.is_kernel = list(has_own)
     profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
     profile.has_bytes = any(node_bytes)
     profile._kernel_stats = profile._device_totals = None
