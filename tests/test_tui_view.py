@@ -163,6 +163,23 @@ async def test_a_capture_being_opened_shows_reading_then_the_table():
         assert table.show_kernels and app.load_error is None
 
 
+async def test_an_empty_capture_being_opened_says_no_kernels():
+    """The table mounted (hidden) while reading makes way for the explanation when Proton recorded nothing."""
+    path = capture_path("vecadd_instr")
+    hidden_while_loading = []
+
+    def finish():
+        hidden_while_loading.extend(widget.display for widget in app.screen.query("#table, #detail"))
+        return load_profile(path)
+
+    app = ProtonApp(opening=Opening(path, f"Reading {path}…", finish))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert hidden_while_loading == [False, False]
+        assert not app.screen.query("#table, #detail") and app.screen.query_one("#empty").display
+        assert "Proton recorded no kernels" in str(app.screen.query_one("#summary").render())
+
+
 async def test_a_capture_that_fails_to_load_in_the_viewer_exits_with_code_2():
     def finish():
         raise CaptureError("big.hatchet: truncated: the JSON ends early (line 9)")

@@ -96,11 +96,12 @@ class ProfileTable(ScrollView, can_focus=True):
             super().__init__()
             self.table, self.node, self.kernel = table, node, kernel
 
-    def __init__(self, profile: Profile, *, id: str | None = None) -> None:
+    def __init__(self, profile: Profile | None, *, id: str | None = None) -> None:
+        """The table of `profile`; without one, an empty table for `load` to fill (mounted, hidden, while a capture
+        is being read: its mount is then not part of the wait once the capture has loaded)."""
         super().__init__(id=id)
-        self.profile = profile
         self.shown: list[bool] | None = None  # rows hidden by depth or threshold, with their subtrees
-        self.columns: list[Column] = columns(profile)
+        self.columns: list[Column] = []
         self.sort_key = "time"
         self.reverse_order = False  # True flips the sort's natural direction (largest first; names A to Z)
         self.show_kernels = False
@@ -110,6 +111,13 @@ class ProfileTable(ScrollView, can_focus=True):
         self.expanded: set[int] = {0}
         self.rows: list[int] = []  # node ids (tree) or positions in self.kernels (summary)
         self.kernels: list[KernelStats] = []
+        self.profile = profile
+        if profile is not None:
+            self.load(profile)
+
+    def load(self, profile: Profile) -> None:
+        """Show `profile` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
+        self.profile, self.columns, self.expanded = profile, columns(profile), {0}
         self._rebuild_rows()
         if len(self.rows) + sum(len(profile.children[n]) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])

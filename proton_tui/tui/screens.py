@@ -98,6 +98,10 @@ class ProfileScreen(Screen):
         yield Static(Text(summary), id="summary")
         if self.profile is not None:
             yield from self.body()
+        else:  # mounted now and shown once the capture has loaded: their mount is not part of that wait
+            for widget in (ProfileTable(None, id="table"), Static(id="detail")):
+                widget.display = False
+                yield widget
         yield Footer()
 
     def body(self) -> list[Widget]:
@@ -122,9 +126,15 @@ class ProfileScreen(Screen):
             self.app.exit(return_code=2)
             return
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
-        mounted = self.mount_all(self.body(), before=self.query_one(Footer))
-        self.body_mounted()  # focus set before the table's first paint: one paint, not two
-        await mounted
+        table, detail = self.query_one(ProfileTable), self.query_one("#detail", Static)
+        if self.profile.is_empty:
+            await table.remove()
+            await detail.remove()
+            await self.mount_all(self.body(), before=self.query_one(Footer))
+        else:
+            table.load(self.profile)
+            table.display = detail.display = True
+            self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def body_mounted(self) -> None:
         if not self.profile.is_empty:
