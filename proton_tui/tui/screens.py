@@ -96,19 +96,18 @@ class ProfileScreen(Screen):
             yield banner
         summary = self.opening.label if self.profile is None else self.summary_text(self.profile)
         yield Static(Text(summary), id="summary")
-        if self.profile is not None:
-            yield from self.body()
-        else:  # mounted now and shown once the capture has loaded: their mount is not part of that wait
-            for widget in (ProfileTable(None, id="table"), Static(id="detail")):
-                widget.display = False
-                yield widget
+        yield from self.body()
         yield Footer()
 
     def body(self) -> list[Widget]:
-        """What shows the profile under its summary: the table and the details, or why there is nothing to show."""
-        if self.profile.is_empty:
+        """What shows the profile under its summary: the table and the details, or why there is nothing to show.
+        While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
+        if self.profile is not None and self.profile.is_empty:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
-        return [ProfileTable(self.profile, id="table"), Static(id="detail")]
+        widgets = [ProfileTable(self.profile, id="table"), Static(id="detail")]
+        for widget in widgets:
+            widget.display = self.profile is not None
+        return widgets
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -126,14 +125,13 @@ class ProfileScreen(Screen):
             self.app.exit(return_code=2)
             return
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
-        table, detail = self.query_one(ProfileTable), self.query_one("#detail", Static)
+        table, shown = self.query_one(ProfileTable), self.query("#table, #detail")
         if self.profile.is_empty:
-            await table.remove()
-            await detail.remove()
+            await shown.remove()
             await self.mount_all(self.body(), before=self.query_one(Footer))
         else:
             table.load(self.profile)
-            table.display = detail.display = True
+            shown.set(display=True)
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def body_mounted(self) -> None:
