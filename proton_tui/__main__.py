@@ -1,5 +1,5 @@
 """`python -m proton_tui` runs the command line."""
 
-from .launch import main
+from .entry import main
 
 main()

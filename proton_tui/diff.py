@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .formatting import Column, aligned_row, format_count, format_delta, format_ratio, format_value, value_width
 from .hatchet import Profile
-from .report import Column, aligned_row, format_value
+from .names import Names
 
 NEW, GONE, BOTH = "new", "gone", "both"
 
@@ -86,21 +87,17 @@ def diff_profiles(a: Profile, b: Profile) -> ProfileDiff:
     return ProfileDiff(a=a, b=b, unit=unit, kernels=kernels)
 
 
-def format_delta(delta: float, unit: str) -> str:
-    """A signed change: "+1.20 µs", "-30.05 µs", "0 ns"."""
-    sign = "+" if delta > 0 else "-" if delta < 0 else ""
-    return sign + format_value(abs(delta), unit)
-
-
-def format_ratio(ratio: float | None) -> str:
-    return "" if ratio is None else f"{ratio:.2f}x"
-
-
-def diff_columns(unit: str) -> list[Column]:
-    """The numeric columns of a diff row, the name following them."""
-    value = "time" if unit == "ns" else "cycles"
-    return [Column(f"{value} A", 11), Column(f"{value} B", 11), Column("delta", 12), Column("ratio", 7),
-            Column("launches A", 10), Column("launches B", 10)]
+def diff_columns(diff: ProfileDiff) -> list[Column]:
+    """The numeric columns of a diff row, the name following them; each as wide as its widest cell."""
+    unit, value = diff.unit, "time" if diff.unit == "ns" else "cycles"
+    largest = max([diff.a.total, diff.b.total] + [abs(k.delta) for k in diff.kernels], default=0.0)
+    width = value_width(largest, unit)
+    ratios = [len(format_ratio(r)) for r in [diff.ratio, *(k.ratio for k in diff.kernels)] if r is not None]
+    launches = len(format_count(max(diff.a.kernel_launches, diff.b.kernel_launches)))
+    cols = [Column("a", f"{value} A", width), Column("b", f"{value} B", width), Column("delta", "delta", width + 1),
+            Column("ratio", "ratio", max(ratios, default=4)), Column("launches_a", "launches A", launches),
+            Column("launches_b", "launches B", launches)]
+    return [Column(col.key, col.title, max(col.width, len(col.title))) for col in cols]
 
 
 def kernel_diff_cells(kernel: KernelDiff, unit: str) -> list[str]:
@@ -110,8 +107,8 @@ def kernel_diff_cells(kernel: KernelDiff, unit: str) -> list[str]:
         "" if kernel.value_b is None else format_value(kernel.value_b, unit),
         format_delta(kernel.delta, unit),
         format_ratio(kernel.ratio) if kernel.status == BOTH else kernel.status,
-        "" if kernel.value_a is None else f"{kernel.launches_a:,}",
-        "" if kernel.value_b is None else f"{kernel.launches_b:,}",
+        "" if kernel.value_a is None else format_count(kernel.launches_a),
+        "" if kernel.value_b is None else format_count(kernel.launches_b),
     ]
 
 
@@ -119,13 +116,14 @@ def total_cells(diff: ProfileDiff) -> list[str]:
     """The cells of the totals row, matching diff_columns."""
     unit = diff.unit
     return [format_value(diff.a.total, unit), format_value(diff.b.total, unit), format_delta(diff.delta, unit),
-            format_ratio(diff.ratio), f"{diff.a.kernel_launches:,}", f"{diff.b.kernel_launches:,}"]
+            format_ratio(diff.ratio), format_count(diff.a.kernel_launches), format_count(diff.b.kernel_launches)]
 
 
-def diff_text(diff: ProfileDiff, limit: int | None = None) -> str:
-    """The comparison as aligned text: the two files, the totals row, then one row per kernel, the name last and
-    never cut; `limit` keeps the largest changes."""
-    cols = diff_columns(diff.unit)
+def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None = None) -> str:
+    """The comparison as aligned text: the two files, the totals row, then one row per kernel, the name (as `names`
+    shows it) last and never cut; `limit` keeps the largest changes."""
+    names = names or Names()
+    cols = diff_columns(diff)
     lines = [
         f"A: {diff.a.path}",
         f"B: {diff.b.path}",
@@ -134,7 +132,7 @@ def diff_text(diff: ProfileDiff, limit: int | None = None) -> str:
         aligned_row(total_cells(diff), cols, "(total)"),
     ]
     for kernel in diff.kernels[:limit]:
-        lines.append(aligned_row(kernel_diff_cells(kernel, diff.unit), cols, kernel.name))
+        lines.append(aligned_row(kernel_diff_cells(kernel, diff.unit), cols, names.shown(kernel.name)))
     if limit is not None and len(diff.kernels) > limit:
         lines.append(f"(+{len(diff.kernels) - limit} more kernels)")
     return "\n".join(lines) + "\n"
@@ -149,8 +147,10 @@ def _side(profile: Profile) -> dict:
     }
 
 
-def diff_json(diff: ProfileDiff, limit: int | None = None) -> dict:
-    """The comparison as one JSON document; values are in `unit` (ns or cycles), a missing side is null."""
+def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None = None) -> dict:
+    """The comparison as one JSON document; values are in `unit` (ns or cycles), a missing side is null; each
+    kernel's `name` is exact, `readable_name` as people read it."""
+    names = names or Names()
     return {
         "unit": diff.unit,
         "a": _side(diff.a),
@@ -162,6 +162,7 @@ def diff_json(diff: ProfileDiff, limit: int | None = None) -> dict:
         "kernels": [
             {
                 "name": kernel.name,
+                "readable_name": names.readable_name(kernel.name),
                 "status": kernel.status,
                 "value_a": kernel.value_a,
                 "value_b": kernel.value_b,

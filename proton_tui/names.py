@@ -75,3 +75,41 @@ def display_name(raw: str, demangled: dict[str, str] | None = None) -> str:
         func, path, line = location
         return f"{func}  {FOLDER_SEPARATOR.split(path)[-1]}:{line}"
     return demangled.get(raw, raw) if demangled else raw
+
+
+class Names:
+    """The one rule for the name a person sees, used by every view: readable (C++ demangled when `readable` maps the
+    raw name, Python frames as ``func  file:line``) or, with `raw`, the name as the capture has it. A pattern
+    matches a node when it matches either form, so a filter or search finds what is on screen and what is in the
+    file."""
+
+    def __init__(self, readable: dict[str, str] | None = None, raw: bool = False) -> None:
+        self.readable, self.raw = readable, raw
+        self._readable: dict[str, str] = {}
+
+    @classmethod
+    def demangled(cls, names: Iterable[str], raw: bool = False) -> Names:
+        """Readable names for these raw names (one c++filt run), or the raw rule without running it."""
+        return cls(None if raw else demangle_all(names), raw)
+
+    def with_raw(self, raw: bool) -> Names:
+        """The same names under the other rule."""
+        return Names(self.readable, raw)
+
+    def shown(self, raw: str) -> str:
+        """The name as shown."""
+        return raw if self.raw else self.readable_name(raw)
+
+    def readable_name(self, raw: str) -> str:
+        """The readable form, whatever the rule (JSON carries both)."""
+        name = self._readable.get(raw)
+        if name is None:
+            name = self._readable[raw] = display_name(raw, self.readable)
+        return name
+
+    def matches(self, pattern: re.Pattern, raw: str) -> bool:
+        return bool(pattern.search(raw) or pattern.search(self.readable_name(raw)))
+
+    def sort_key(self, raw: str) -> tuple[str, str]:
+        """Orders by the name shown, the raw name breaking ties."""
+        return self.shown(raw), raw

@@ -1,85 +1,26 @@
-"""Text, JSON and CSV renderings of a profile, and the cell formatting the TUI shares."""
+"""What a profile says, in words: the header line, per-device totals, a row's details, and the text, JSON and CSV
+outputs. Every output reads the tree through a `Display`, so names, order and numbers are the table's."""
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from collections.abc import Iterator
+from typing import TextIO
 
+import orjson
+
+from .display import Display
+from .formatting import aligned_row, columns, format_count, format_gbps, format_percent, format_value, kernel_cells, \
+    node_cells
 from .hatchet import KernelStats, Profile
 
-
-def format_value(value: float, unit: str) -> str:
-    """A time in ns as ns, µs, ms or s with two decimals, or a cycle count."""
-    if unit == "cycles":
-        return f"{value:,.0f} cyc"
-    if value < 1e3:
-        return f"{value:.0f} ns"
-    for scale, suffix in ((1e6, "µs"), (1e9, "ms")):
-        if value < scale:
-            return f"{value / scale * 1e3:.2f} {suffix}"
-    return f"{value / 1e9:.2f} s"
+NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
 
 
-def format_percent(percent: float | None) -> str:
-    return "" if percent is None else f"{percent:.1f}%"
-
-
-def format_gbps(gbps: float | None) -> str:
-    return "" if gbps is None else f"{gbps:,.1f}"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A right-aligned numeric column: its title and width."""
-
-    title: str
-    width: int
-
-
-def columns(profile: Profile) -> list[Column]:
-    """The numeric columns this profile has: GB/s and % of peak only where it records bytes."""
-    time_title = "time" if profile.unit == "ns" else "cycles"
-    cols = [Column(time_title, 11), Column("%", 7), Column("launches", 9), Column("avg", 11)]
-    if profile.has_bytes:
-        cols += [Column("GB/s", 10), Column("% peak", 7)]
-    if len(profile.device_names()) > 1:
-        cols.append(Column("device", 15))
-    return cols
-
-
-def node_cells(profile: Profile, node: int) -> list[str]:
-    """The numeric cells of one tree row, matching columns(profile)."""
-    unit = profile.unit
-    cells = [
-        format_value(profile.inclusive[node], unit),
-        format_percent(profile.percent(profile.inclusive[node])),
-        f"{profile.launches[node]:,}",
-        format_value(profile.avg(node), unit) if profile.launches[node] else "",
-    ]
-    if profile.has_bytes:
-        cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
-    if len(profile.device_names()) > 1:
-        cells.append(profile.devices[node])
-    return cells
-
-
-def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
-    """The numeric cells of one kernel-summary row, matching columns(profile)."""
-    unit, gbps = profile.unit, kernel.gbps
-    peaks = {profile.peak_bytes_per_s(device) for device in kernel.devices}
-    peak = peaks.pop() if len(peaks) == 1 else None
-    cells = [
-        format_value(kernel.value, unit),
-        format_percent(profile.percent(kernel.value)),
-        f"{kernel.launches:,}",
-        format_value(kernel.avg, unit),
-    ]
-    if profile.has_bytes:
-        cells += [format_gbps(gbps), format_percent(100.0 * gbps * 1e9 / peak if gbps and peak else None)]
-    if len(profile.device_names()) > 1:
-        cells.append(",".join(kernel.devices))
-    return cells
+def json_text(document) -> str:
+    """A JSON document as every command prints it: indented, one trailing newline."""
+    return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def device_lines(profile: Profile) -> list[str]:
@@ -94,16 +35,17 @@ def device_lines(profile: Profile) -> list[str]:
     return [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]
 
 
-def node_details(profile: Profile, node: int, readable_name: str | None = None) -> list[tuple[str, str]]:
+def node_details(display: Display, node: int) -> list[tuple[str, str]]:
     """Everything known about one node, as (label, value) pairs: names, numbers, derived metrics, raw metrics."""
-    unit = profile.unit
-    rows = [("name", profile.names[node])]
-    if readable_name and readable_name != profile.names[node]:
-        rows.append(("readable", readable_name))
+    profile, unit = display.profile, display.profile.unit
+    raw_name, readable = profile.names[node], display.names.readable_name(profile.names[node])
+    rows = [("name", raw_name)]
+    if readable != raw_name:
+        rows.append(("readable", readable))
     rows += [
         ("time" if unit == "ns" else "cycles", f"{format_value(profile.inclusive[node], unit)} "
          f"({format_percent(profile.percent(profile.inclusive[node]))} of the capture)"),
-        ("launches", f"{profile.launches[node]:,}"),
+        ("launches", format_count(profile.launches[node])),
     ]
     if profile.launches[node]:
         rows.append(("avg", format_value(profile.avg(node), unit)))
@@ -121,9 +63,34 @@ def node_details(profile: Profile, node: int, readable_name: str | None = None) 
     rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
              for key, value in profile.tflops(node).items()]
     raw = ", ".join(f"{key}={value}" for key, value in sorted(profile.node_metrics(node).items()))
-    rows.append(("metrics", raw or "(none: a scope or frame; its numbers are its children's sums)"))
-    rows.append(("path", profile.path_of(node)))
+    rows.append(("metrics", raw or NO_METRICS_NOTE))
+    rows.append(("path", profile.path_of(node, display.names.shown)))
     return rows
+
+
+def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str]]:
+    """A kernel-summary row's details, as (label, value) pairs."""
+    profile, unit = display.profile, display.profile.unit
+    rows = [("kernel", kernel.name)]
+    readable = display.names.readable_name(kernel.name)
+    if readable != kernel.name:
+        rows.append(("readable", readable))
+    rows += [
+        ("time" if unit == "ns" else "cycles",
+         f"{format_value(kernel.value, unit)} ({format_percent(profile.percent(kernel.value))} of the capture)"),
+        ("launches", format_count(kernel.launches)),
+        ("avg", format_value(kernel.avg, unit)),
+        ("devices", ", ".join(kernel.devices) or "no device"),
+    ]
+    if kernel.gbps is not None:
+        rows.append(("bandwidth", f"{format_gbps(kernel.gbps)} GB/s"))
+    return rows
+
+
+def details_text(rows: list[tuple[str, str]]) -> str:
+    """(label, value) pairs as aligned lines."""
+    width = max((len(label) for label, _ in rows), default=0)
+    return "\n".join(f"{label.rjust(width)}  {value}" for label, value in rows)
 
 
 def header_line(profile: Profile) -> str:
@@ -134,50 +101,57 @@ def header_line(profile: Profile) -> str:
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
     devices = ", ".join(profile.device_names()) or "no device listed"
     return (
-        f"{profile.path.name}  {label} {total}  {profile.kernel_launches:,} launches  "
+        f"{profile.path.name}  {label} {total}  {format_count(profile.kernel_launches)} launches  "
         f"{profile.kernel_count} kernels  devices: {devices}"
     )
 
 
-def aligned_row(cells: list[str], cols: list[Column], name: str) -> str:
-    return "  ".join(cell.rjust(col.width) for cell, col in zip(cells, cols)) + "  " + name
-
-
-def tree_text(profile: Profile, shown: list[bool] | None = None) -> str:
-    """The tree as aligned text: numeric columns first, then the indented name (never cut). `shown` (from
-    Profile.shown) hides rows and their subtrees."""
-    lines = [header_line(profile)]
+def tree_lines(display: Display) -> Iterator[str]:
+    """The tree as aligned text, a line at a time: header, per-device lines, column titles, then every shown row in
+    display order (numeric columns first, then the guide lines and the name, never cut)."""
+    profile = display.profile
+    yield header_line(profile)
     if profile.is_empty:
-        return lines[0] + "\n"
-    lines += device_lines(profile)
+        return
+    yield from device_lines(profile)
     cols = columns(profile)
-    lines.append(aligned_row([c.title for c in cols], cols, "name"))
-    stack = [(0, "", "")]
-    while stack:
-        node, prefix, branch = stack.pop()
-        lines.append(aligned_row(node_cells(profile, node), cols, prefix + branch + profile.names[node]))
-        kids = [kid for kid in profile.sorted_children(node) if shown is None or shown[kid]]
-        child_prefix = prefix + ("" if node == 0 else ("   " if branch == "└─ " else "│  "))
-        for index in range(len(kids) - 1, -1, -1):
-            stack.append((kids[index], child_prefix, "└─ " if index == len(kids) - 1 else "├─ "))
+    yield aligned_row([c.title for c in cols], cols, "name")
+    for node in display.walk():
+        yield aligned_row(node_cells(profile, node), cols, display.guide(node) + display.name(node))
     if profile.hidden_internal:
-        lines.append(f"({profile.hidden_internal} internal Proton nodes hidden)")
-    return "\n".join(lines) + "\n"
+        yield f"({profile.hidden_internal} internal Proton nodes hidden)"
 
 
-def kernel_summary_text(profile: Profile, limit: int | None = None) -> str:
-    """The flat kernel summary as aligned text, largest first; `limit` keeps the top rows."""
-    lines = [header_line(profile)]
+def write_lines(lines: Iterator[str], out: TextIO) -> None:
+    for line in lines:
+        out.write(line + "\n")
+
+
+def tree_text(display: Display) -> str:
+    out = io.StringIO()
+    write_lines(tree_lines(display), out)
+    return out.getvalue()
+
+
+def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator[str]:
+    """The flat kernel summary as aligned text in display order; `limit` keeps the top rows."""
+    profile = display.profile
+    yield header_line(profile)
     if profile.is_empty:
-        return lines[0] + "\n"
+        return
     cols = columns(profile)
-    lines.append(aligned_row([c.title for c in cols], cols, "kernel"))
-    kernels = profile.kernel_stats()
+    yield aligned_row([c.title for c in cols], cols, "kernel")
+    kernels = display.kernels()
     for kernel in kernels[:limit]:
-        lines.append(aligned_row(kernel_cells(profile, kernel), cols, kernel.name))
+        yield aligned_row(kernel_cells(profile, kernel), cols, display.names.shown(kernel.name))
     if limit is not None and len(kernels) > limit:
-        lines.append(f"(+{len(kernels) - limit} more kernels)")
-    return "\n".join(lines) + "\n"
+        yield f"(+{len(kernels) - limit} more kernels)"
+
+
+def kernel_summary_text(display: Display, limit: int | None = None) -> str:
+    out = io.StringIO()
+    write_lines(kernel_summary_lines(display, limit), out)
+    return out.getvalue()
 
 
 def record_value_key(profile: Profile) -> str:
@@ -185,12 +159,14 @@ def record_value_key(profile: Profile) -> str:
     return "time_ns" if profile.unit == "ns" else "cycles"
 
 
-def kernel_records(profile: Profile, kernels: list[KernelStats] | None = None) -> list[dict]:
-    """The kernel summary as plain records (JSON and CSV), in the given order (default: largest first)."""
-    records, value_key = [], record_value_key(profile)
-    for kernel in profile.kernel_stats() if kernels is None else kernels:
-        record = {
+def kernel_records(display: Display) -> list[dict]:
+    """The kernel summary in display order as plain records: `name` exact as the capture has it, `readable_name`
+    as people read it."""
+    profile, value_key = display.profile, record_value_key(display.profile)
+    return [
+        {
             "name": kernel.name,
+            "readable_name": display.names.readable_name(kernel.name),
             value_key: kernel.value,
             "percent": round(profile.percent(kernel.value), 4),
             "launches": kernel.launches,
@@ -199,12 +175,34 @@ def kernel_records(profile: Profile, kernels: list[KernelStats] | None = None) -
             "gbps": kernel.gbps,
             "devices": list(kernel.devices),
         }
-        records.append(record)
-    return records
+        for kernel in display.kernels()
+    ]
 
 
-def summary_json(profile: Profile) -> dict:
+def tree_records(display: Display) -> list[dict]:
+    """The tree's shown rows in display order as plain records."""
+    profile, value_key = display.profile, record_value_key(display.profile)
+    return [
+        {
+            "depth": profile.depths[node],
+            "path": profile.path_of(node, display.names.shown),
+            "name": profile.names[node],
+            "readable_name": display.names.readable_name(profile.names[node]),
+            value_key: profile.inclusive[node],
+            "percent": round(profile.percent(profile.inclusive[node]), 4),
+            "launches": profile.launches[node],
+            f"avg_{value_key}": profile.avg(node) if profile.launches[node] else None,
+            "gbps": profile.gbps(node),
+            "peak_percent": profile.peak_percent(node),
+            "device": profile.devices[node] or None,
+        }
+        for node in display.walk()
+    ]
+
+
+def summary_json(display: Display) -> dict:
     """Metrics summary, totals and kernel summary in one document."""
+    profile = display.profile
     return {
         "file": str(profile.path),
         "unit": profile.unit,
@@ -216,18 +214,33 @@ def summary_json(profile: Profile) -> dict:
         "nodes": profile.node_count,
         "hidden_internal_nodes": profile.hidden_internal,
         "metrics_summary": profile.metrics_summary(),
-        "kernels": kernel_records(profile),
+        "kernels": kernel_records(display),
     }
 
 
-def kernel_csv(profile: Profile) -> str:
-    """The kernel summary as CSV with a header row."""
-    records = kernel_records(profile)
+def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:
+    """Records as CSV with a header row: the name as shown (`Names`), a list as space-separated words."""
     out = io.StringIO()
-    value_key = record_value_key(profile)
-    fields = ["name", value_key, "percent", "launches", f"avg_{value_key}", "bytes", "gbps", "devices"]
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for record in records:
-        writer.writerow({**record, "devices": " ".join(record["devices"])})
+        row = {**record, "name": display.names.shown(record["name"])}
+        if isinstance(row.get("devices"), list):
+            row["devices"] = " ".join(row["devices"])
+        writer.writerow(row)
     return out.getvalue()
+
+
+def kernel_csv(display: Display) -> str:
+    """The kernel summary as CSV."""
+    value_key = record_value_key(display.profile)
+    fields = ["name", value_key, "percent", "launches", f"avg_{value_key}", "bytes", "gbps", "devices"]
+    return csv_text(display, kernel_records(display), fields)
+
+
+def tree_csv(display: Display) -> str:
+    """The tree's shown rows as CSV."""
+    value_key = record_value_key(display.profile)
+    fields = ["depth", "path", "name", value_key, "percent", "launches", f"avg_{value_key}", "gbps",
+              "peak_percent", "device"]
+    return csv_text(display, tree_records(display), fields)

@@ -53,6 +53,25 @@ class RunResult:
     profile: Profile | None
     record: dict  # the contents of run.json
 
+    @property
+    def backend_text(self) -> str:
+        """The backend asked for and what it resolved to, or "unprofiled"."""
+        requested, resolved = self.record["backend_requested"], self.record["backend_resolved"]
+        return "unprofiled" if requested is None else f"backend {requested} → {resolved or 'unknown'}"
+
+    def banner(self) -> str:
+        """The verdict and what ran: backend, Triton version, device, folder."""
+        record = self.record
+        what = [self.backend_text, f"Triton {record['interpreter']['triton_version']}", f"device {record['device']}",
+                str(self.run_dir)]
+        return f"{self.verdict.message}\n" + "  ·  ".join(what)
+
+    def list_label(self, number: int) -> str:
+        """One line for a list of runs."""
+        record, params = self.record, self.record["params"]
+        return (f"{number:>2}. {record['started_at'][11:]}  {self.verdict.outcome.value:<18} size={params['size']} "
+                f"iters={params['iters']} {self.backend_text}  {self.run_dir}")
+
 
 def plan_run(params: RunParams, environ: Mapping[str, str] | None = None) -> RunPlan:
     """Probe the workload's interpreter (cached) and apply the rules. Raises ProbeError or FileNotFoundError."""

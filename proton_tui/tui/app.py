@@ -1,4 +1,5 @@
-"""The Textual application: launcher, runs, and the capture viewer."""
+"""The Textual application: it owns the screens and routes the messages they post (a screen never pushes
+another)."""
 
 from __future__ import annotations
 
@@ -6,22 +7,23 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-from textual.app import App, ComposeResult, SystemCommand
+from textual import on
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
 
 from ..hatchet import Profile, load_profile
-from .footer import Footer
-from .screens import HelpScreen, Opening, ProfileScreen
+from .messages import LoadFailed, OpenRun, Opening, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from .screens.help import HelpScreen
+from .screens.viewer import ProfileScreen
 
+# How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
+# needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
 FRAME_WRITE_S = 0.02
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from ..capture.session import RunResult
-    from .launch_screen import LaunchScreen
+    from .screens.form import FormScreen
 
 
 def sample_capture() -> Path:
@@ -31,38 +33,8 @@ def sample_capture() -> Path:
     return Path(str(files("proton_tui") / "data" / "sample.hatchet"))
 
 
-def run_label(number: int, run: RunResult) -> str:
-    record = run.record
-    params = record["params"]
-    return (
-        f"{number:>2}. {record['started_at'][11:]}  {run.verdict.outcome.value:<18} size={params['size']} "
-        f"iters={params['iters']} backend={record['backend_requested']}→{record['backend_resolved']}  {run.run_dir}"
-    )
-
-
-class RunsScreen(Screen):
-    """This session's runs, newest last; Enter reopens one."""
-
-    BINDINGS = [Binding("escape,b", "dismiss", "Back"), Binding("f1", "app.help", "Help")]
-
-    def compose(self) -> ComposeResult:
-        runs = self.app.runs
-        yield Static(Text(f"{len(runs)} run(s) this session" if runs else "No run yet this session."), id="summary")
-        yield OptionList(*[Option(Text(run_label(i + 1, run)), id=str(i)) for i, run in enumerate(runs)])
-        yield Footer()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        from .run_screen import RunScreen
-
-        run = self.app.runs[int(event.option.id)]
-        if run.profile is not None and not run.profile.is_empty:
-            self.app.push_screen(ProfileScreen(run.profile, run=run))
-        else:
-            self.app.push_screen(RunScreen(finished=run))
-
-
 class ProtonApp(App):
-    """proton-tui: with a profile, the viewer; without, the capture launcher."""
+    """proton-tui: with a profile, the viewer; without, the form of a new capture."""
 
     CSS_PATH = Path(__file__).with_name("proton_tui.tcss")
     TITLE = "proton-tui"
@@ -71,7 +43,7 @@ class ProtonApp(App):
     def __init__(self, profile: Profile | None = None, python: str | None = None, output: Path | None = None,
                  opening: Opening | None = None) -> None:
         """With `profile` (or `opening`, a capture it finishes loading once its first screen is up) the viewer;
-        without, the launcher."""
+        without, the form."""
         super().__init__()
         self.profile, self.opening = profile, opening
         self.python = python
@@ -88,8 +60,6 @@ class ProtonApp(App):
     async def on_ready(self) -> None:
         """The first frame is out: a capture being opened says so there while its load finishes."""
         if self.opening is not None and isinstance(self.screen, ProfileScreen) and self.screen.profile is None:
-            # Textual's writer thread puts the frame on the terminal, and the load holds the GIL for seconds on a
-            # large capture: let the writer run first.
             await asyncio.sleep(FRAME_WRITE_S)
             await self.screen.finish_opening()
 
@@ -104,28 +74,67 @@ class ProtonApp(App):
         yield SystemCommand("Box check on CPU", "Two Triton-interpreter runs, no GPU needed", self.action_box_check_cpu)
         yield SystemCommand("Keys", "Every key of this screen", self.action_help)
 
-    def record_run(self, run: RunResult) -> None:
-        self.runs.append(run)
-
-    def on_launch_screen_run_requested(self, message: LaunchScreen.RunRequested) -> None:
-        from .run_screen import RunScreen
+    # ---- routing ------------------------------------------------------------------------------------------------
+    def on_form_screen_run_requested(self, message: FormScreen.RunRequested) -> None:
+        from .screens.run import RunScreen
 
         self.push_screen(RunScreen(message.params))
 
-    def action_new_capture(self) -> None:
-        from .launch_screen import LaunchScreen
+    @on(RunFinished)
+    def record_run(self, message: RunFinished) -> None:
+        if message.result is not None:
+            self.runs.append(message.result)
 
-        if not any(isinstance(screen, LaunchScreen) for screen in self.screen_stack):
-            self.push_screen(LaunchScreen(self.python, self.output))
+    @on(ViewCapture)
+    def view_capture(self, message: ViewCapture) -> None:
+        self.push_screen(ProfileScreen(message.profile, run=message.run))
+
+    @on(ShowRunLog)
+    def show_run_log(self, message: ShowRunLog) -> None:
+        from .screens.run import RunScreen
+
+        below = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
+        if isinstance(below, RunScreen) and below.result is message.run:
+            self.pop_screen()
         else:
-            while not isinstance(self.screen, LaunchScreen):
+            self.push_screen(RunScreen(finished=message.run))
+
+    @on(OpenRun)
+    def open_run(self, message: OpenRun) -> None:
+        from .screens.run import RunScreen
+
+        run = message.run
+        if run.profile is not None and not run.profile.is_empty:
+            self.push_screen(ProfileScreen(run.profile, run=run))
+        else:
+            self.push_screen(RunScreen(finished=run))
+
+    @on(LoadFailed)
+    def load_failed(self, message: LoadFailed) -> None:
+        self.load_error = message.reason
+        self.exit(return_code=2)
+
+    @on(ShowDiff)
+    def show_diff(self, message: ShowDiff) -> None:
+        from .screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(message.diff, message.names))
+
+    # ---- actions ------------------------------------------------------------------------------------------------
+    def action_new_capture(self) -> None:
+        from .screens.form import FormScreen
+
+        if not any(isinstance(screen, FormScreen) for screen in self.screen_stack):
+            self.push_screen(FormScreen(self.python, self.output))
+        else:
+            while not isinstance(self.screen, FormScreen):
                 self.pop_screen()
 
     def action_open_sample(self) -> None:
         self.push_screen(ProfileScreen(load_profile(sample_capture())))
 
     def action_box_check(self, cpu: bool = False) -> None:
-        from .check_screen import CheckScreen
+        from .screens.check import CheckScreen
 
         self.push_screen(CheckScreen(self.python, self.output, cpu=cpu, jobs=2 if cpu else None))
 
@@ -133,7 +142,9 @@ class ProtonApp(App):
         self.action_box_check(cpu=True)
 
     def action_show_runs(self) -> None:
-        self.push_screen(RunsScreen())
+        from .screens.runs import RunsScreen
+
+        self.push_screen(RunsScreen(self.runs))
 
     def action_help(self) -> None:
         """Show every key of the current screen and its focused widget."""

@@ -1,0 +1,57 @@
+"""The `proton-tui` command line (Typer): one module per command. Textual is imported only when a TUI is about to
+open, so `--help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from typer._click.exceptions import ClickException
+
+from ..console import error_line
+from . import check, diff, run, view
+from .common import PythonOption
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Capture a Triton kernel with Proton and explore where GPU time goes.",
+)
+
+
+@app.callback(invoke_without_command=True)
+def start(
+    ctx: typer.Context,
+    python: PythonOption = None,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", help="Folder for run folders (default: ./proton-runs).")
+    ] = None,
+) -> None:
+    """With no command, open the interactive session: set parameters, run, explore the capture."""
+    if ctx.invoked_subcommand is None:
+        from ..tui.app import ProtonApp
+
+        ProtonApp(python=python, output=output).run()
+
+
+for command in (view, run, check, diff):
+    command.register(app)
+
+
+def main() -> None:
+    """The command line (from `entry.main`): every usage error is one line on stderr with exit code 2, never a
+    traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except ClickException as error:
+        typer.echo(error_line(error.format_message()), err=True)
+        code = error.exit_code
+    except typer.Abort:
+        code = 1
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`| head`): nothing left to say
+        code = 0
+    sys.exit(code if isinstance(code, int) else 0)

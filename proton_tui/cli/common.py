@@ -1,0 +1,87 @@
+"""What every command shares: the options declared once, one-line errors with exit code 2, and running until a
+signal."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
+
+import typer
+
+from ..console import error_line
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from ..filters import ViewFilter
+    from ..hatchet import Profile
+    from ..names import Names
+
+PythonOption = Annotated[Optional[str], typer.Option(
+    "--python", help="The workload's interpreter, which needs torch and triton (default: the one running proton-tui).",
+    show_default=False)]
+OutputOption = Annotated[Path, typer.Option("--output", help="Folder that receives the run folders.")]
+IncludeOption = Annotated[Optional[str], typer.Option(
+    "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
+ExcludeOption = Annotated[Optional[str], typer.Option(
+    "--exclude", help="Drop nodes whose name (as shown or raw) matches REGEX, with their subtrees.")]
+RawNamesOption = Annotated[bool, typer.Option(
+    "--raw-names", help="Names as the capture has them (default: C++ demangled, Python frames as func file:line).")]
+FLAG_LABELS = {"include": "--include", "exclude": "--exclude", "threshold": "--threshold", "depth": "--depth"}
+
+
+def fail(message: str) -> NoReturn:
+    """Print a one-line error and exit with code 2."""
+    typer.echo(error_line(message), err=True)
+    raise typer.Exit(2)
+
+
+def view_filter(include: str | None = None, exclude: str | None = None, threshold: str | None = None,
+                depth: str | None = None) -> ViewFilter:
+    """The filter options as one ViewFilter; a bad value is a one-line error naming its flag."""
+    from ..filters import FilterError, ViewFilter
+
+    try:
+        return ViewFilter.parse(include, exclude, threshold, depth, labels=FLAG_LABELS)
+    except FilterError as error:
+        fail(str(error))
+
+
+def load(path: Path, show_internal: bool = False) -> Profile:
+    """A capture, or a one-line error naming the file."""
+    from ..hatchet import CaptureError, load_profile
+
+    try:
+        return load_profile(path, show_internal=show_internal)
+    except CaptureError as error:
+        fail(str(error))
+
+
+def names_for(profiles: list[Profile], raw: bool) -> Names:
+    """The display names of these captures' nodes (one c++filt run for all)."""
+    from ..names import Names
+
+    return Names.demangled({name for profile in profiles for name in profile.names}, raw)
+
+
+Result = TypeVar("Result")
+
+
+def run_until_signalled(start: Callable[[asyncio.Event], Awaitable[Result]]) -> Result:
+    """Run ``start(stop)`` on a fresh event loop; Ctrl-C or SIGTERM sets ``stop`` so the runs end their process
+    groups and report, rather than dying mid-way."""
+    import asyncio
+    import signal
+
+    async def main() -> Result:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(signum, stop.set)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # not the main thread: Ctrl-C keeps its default meaning
+        return await start(stop)
+
+    return asyncio.run(main())

@@ -1,0 +1,46 @@
+"""``proton-tui diff``: compare two captures kernel by kernel, as aligned text or JSON. Exit 0, or 2 with a one-line
+error for a bad file, a bad option or captures in different units."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``diff`` command to ``app``."""
+    app.command("diff")(diff)
+
+
+def diff(
+    file_a: Annotated[Path, typer.Argument(metavar="A.hatchet", help="The capture before.", show_default=False)],
+    file_b: Annotated[Path, typer.Argument(metavar="B.hatchet", help="The capture after.", show_default=False)],
+    plain: Annotated[bool, typer.Option("--plain", help="Print the comparison as text (the default).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=0, help="Show the N largest changes.")] = None,
+    raw_names: RawNamesOption = False,
+) -> None:
+    """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
+    from ..diff import DiffError, diff_json, diff_profiles, diff_text
+    from ..report import json_text
+
+    chosen = view_filter(include, exclude)
+    if plain and as_json:
+        fail("--plain and --json are exclusive: pick one")
+    a, b = load(file_a), load(file_b)
+    names = names_for([a, b], raw_names)
+    try:
+        comparison = diff_profiles(chosen.apply(a, names)[0], chosen.apply(b, names)[0])
+    except DiffError as error:
+        fail(str(error))
+    if as_json:
+        sys.stdout.write(json_text(diff_json(comparison, limit, names)))
+    else:
+        sys.stdout.write(diff_text(comparison, limit, names))

@@ -1,0 +1,105 @@
+"""``proton-tui run``: capture the bundled payload with Proton, streaming its output live, then print the
+verdict, the run folder and the top of the kernel table. Exit 0 on PASS, 1 on a failed run, 2 on a usage or
+configuration error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional, TextIO
+
+import typer
+
+from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled
+
+if TYPE_CHECKING:
+    from ..capture.command import Command
+    from ..capture.session import RunPlan, RunResult
+
+KERNEL_ROWS = 10
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``run`` command to ``app``."""
+    app.command("run")(run)
+
+
+def run(
+    size: Annotated[str, typer.Option("--size", help="Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20.")] = "1M",
+    iters: Annotated[str, typer.Option("--iters", help="Timed launches after the first (compile) launch.")] = "20",
+    block_size: Annotated[str, typer.Option("--block-size", help="Elements per program; a power of two.")] = "1024",
+    backend: Annotated[str, typer.Option(
+        "--backend", help="auto, cupti, roctracer, rocprofiler or instrumentation; auto lets Proton choose.")] = "auto",
+    context: Annotated[str, typer.Option("--context", help="shadow or python (Python call stacks).")] = "shadow",
+    mode: Annotated[str, typer.Option(
+        "--mode", help="cli: python -m triton.profiler.proton; env: the payload drives Proton itself.")] = "cli",
+    hook: Annotated[bool, typer.Option(
+        "--hook/--no-hook", help="Proton's triton hook: kernel names with sizes, bytes and flops.")] = True,
+    python: PythonOption = None,
+    device: Annotated[str, typer.Option("--device", help="A GPU index, auto, or cpu (Triton interpreter).")] = "auto",
+    output: OutputOption = Path("proton-runs"),
+    name: Annotated[str, typer.Option("--name", help="Capture name (the .hatchet file's stem).")] = "vecadd",
+    timeout: Annotated[Optional[str], typer.Option(
+        "--timeout", help="End the run after this many seconds.", show_default=False)] = None,
+    no_profile: Annotated[bool, typer.Option("--no-profile", help="Run the payload alone, without Proton.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print run.json on stdout at the end; the live output goes to stderr.")] = False,
+    inject_bug: Annotated[bool, typer.Option("--inject-bug", hidden=True)] = False,
+    payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
+) -> None:
+    """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
+    from ..capture.params import ParamError, RunParams
+    from ..capture.probe import ProbeError
+    from ..capture.session import plan_run
+
+    try:
+        params = RunParams(size=size, iters=iters, block_size=block_size, backend=backend, context=context,
+                           mode=mode, hook=hook, python=python or sys.executable, device=device, output=output,
+                           name=name, profile=not no_profile, timeout=timeout, inject_bug=inject_bug,
+                           payload=payload)
+        plan = plan_run(params)
+    except (ParamError, ProbeError, FileNotFoundError) as error:
+        fail(str(error))
+    for finding in plan.findings:  # refusals come first
+        typer.echo(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}", err=True)
+    if plan.refusal:
+        raise typer.Exit(plan.refusal.exit_code)
+    result = _execute(plan, stream=sys.stderr if as_json else sys.stdout)
+    _report(result, as_json)
+    raise typer.Exit(result.verdict.exit_code)
+
+
+def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
+    """Run the plan on a fresh event loop; Ctrl-C (or SIGTERM) ends the run's process group."""
+    from ..capture.session import execute_run
+
+    def show_start(run_dir: Path, command: Command) -> None:
+        stream.write(f"$ {command.display()}\n")
+        stream.flush()
+
+    def show_lines(lines: list[str]) -> None:
+        stream.write("".join(line + "\n" for line in lines))
+        stream.flush()
+
+    return run_until_signalled(lambda stop: execute_run(plan, show_lines, stop=stop, on_start=show_start))
+
+
+def _report(result: RunResult, as_json: bool) -> None:
+    """The verdict, its hints, the run folder and the top of the kernel table (or run.json with --json)."""
+    out = sys.stderr if as_json else sys.stdout
+    verdict = result.verdict
+    out.write(f"\nverdict: {verdict.message}\n")
+    out.writelines(f"hint: {hint}\n" for hint in verdict.hints)
+    out.write(f"run folder: {result.run_dir}\n")
+    if result.profile is not None and not result.profile.is_empty:
+        from ..display import Display
+        from ..report import kernel_summary_text
+
+        display = Display(result.profile, names_for([result.profile], raw=False))
+        out.write("\n" + kernel_summary_text(display, limit=KERNEL_ROWS))
+    out.flush()
+    if as_json:
+        from ..report import json_text
+
+        sys.stdout.write(json_text(result.record))
+        sys.stdout.flush()

@@ -1,0 +1,86 @@
+"""``proton-tui view``: a capture in the viewer on a terminal; piped (or with --plain, --kernels, --json, --csv,
+--export) as text, JSON or CSV."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+
+LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``view`` command to ``app``."""
+    app.command("view")(view)
+
+
+def view(
+    file: Annotated[Path, typer.Argument(help="A Proton .hatchet capture.", show_default=False)],
+    plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
+    kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the kernel summary as CSV.")] = False,
+    depth: Annotated[Optional[str], typer.Option("--depth", help="Tree: show nodes down to this depth.",
+                                                 show_default=False)] = None,
+    threshold: Annotated[Optional[str], typer.Option(
+        "--threshold", help="Tree: hide nodes under this % of the total.", show_default=False)] = None,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    sort: Annotated[str, typer.Option(
+        "--sort", help="Order rows by time, launches, avg, gbps or name (largest first; names A to Z).")] = "time",
+    reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
+    raw_names: RawNamesOption = False,
+    show_internal: Annotated[
+        bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
+    ] = False,
+    export: Annotated[
+        Optional[Path],
+        typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file."),
+    ] = None,
+) -> None:
+    """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
+    from .. import report
+    from ..console import size_text
+    from ..display import SORT_KEYS, Display
+
+    chosen = view_filter(include, exclude, threshold, depth)
+    if sort not in SORT_KEYS:
+        fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
+    if sum((plain, kernels, as_json, as_csv)) > 1:
+        fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
+        from ..viewer import open_viewer
+
+        error = open_viewer(file, chosen, show_internal)  # `entry.main` opens `view FILE` alone
+        if error is not None:
+            fail(error)
+        return
+    if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
+        typer.echo(f"proton-tui: reading {file} ({size_text(file)})…", err=True)
+    profile = load(file, show_internal)
+    names = names_for([profile], raw_names)
+    profile, mask = chosen.apply(profile, names)
+    display = Display(profile, names, sort, reverse, mask)
+    if export is not None:
+        from ..export import export_text, format_for_path, write_export
+
+        view_name = "kernels" if kernels else "tree"
+        try:
+            write_export(export, export_text(display, view=view_name, fmt=format_for_path(export)))
+        except (OSError, ValueError) as error:
+            fail(str(error))
+        typer.echo(f"wrote the {view_name} view to {export}", err=True)
+        return
+    if as_json:
+        sys.stdout.write(report.json_text(report.summary_json(display)))
+    elif as_csv:
+        sys.stdout.write(report.kernel_csv(display))
+    elif kernels:
+        report.write_lines(report.kernel_summary_lines(display), sys.stdout)
+    else:
+        report.write_lines(report.tree_lines(display), sys.stdout)

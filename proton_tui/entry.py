@@ -1,0 +1,33 @@
+"""The `proton-tui` console script (and `python -m proton_tui`).
+
+`proton-tui view FILE` on a terminal, the command's plainest form, opens the viewer without importing the command
+line (typer: ~0.07 s of a 2-core machine's start, during which the loader child of a large capture would not yet
+be working); every other form goes through the Typer command line (`cli`), whose `view` opens the viewer the same
+way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    """Console-script entry."""
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "view" and not args[1].startswith("-") and sys.stdout.isatty():
+        from .console import error_line
+        from .viewer import open_viewer
+
+        try:
+            error = open_viewer(Path(args[1]))
+        except KeyboardInterrupt:  # before the TUI is up (it takes Ctrl-C as a key): as Typer's commands end
+            print(file=sys.stderr)
+            sys.exit(1)
+        if error is not None:
+            print(error_line(error), file=sys.stderr)
+            sys.exit(2)
+        sys.exit(0)
+    from .cli import main as command_line
+
+    command_line()

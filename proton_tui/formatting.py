@@ -1,0 +1,126 @@
+"""The one way numbers are written, for the TUI, the text outputs, Markdown export and diff alike; and the numeric
+columns, each as wide as its widest cell can be, so no view ever cuts a digit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hatchet import KernelStats, Profile
+
+# The largest value of each unit step before rounding carries it into the next one ("999.996 µs" is "1000.00 µs"):
+# the widest a time cell gets below a given value.
+UNIT_EDGES = (999.9, 999_999.9, 999_999_999.9)
+
+
+def format_value(value: float, unit: str) -> str:
+    """A time in ns as ns, µs, ms or s with two decimals, or a cycle count."""
+    if unit == "cycles":
+        return f"{value:,.0f} cyc"
+    if value < 1e3:
+        return f"{value:.0f} ns"
+    for scale, suffix in ((1e6, "µs"), (1e9, "ms")):
+        if value < scale:
+            return f"{value / scale * 1e3:.2f} {suffix}"
+    return f"{value / 1e9:,.2f} s"
+
+
+def format_count(count: int) -> str:
+    return f"{count:,}"
+
+
+def format_percent(percent: float | None) -> str:
+    return "" if percent is None else f"{percent:.1f}%"
+
+
+def format_gbps(gbps: float | None) -> str:
+    return "" if gbps is None else f"{gbps:,.1f}"
+
+
+def format_delta(delta: float, unit: str) -> str:
+    """A signed change: "+1.20 µs", "-30.05 µs", "0 ns"."""
+    sign = "+" if delta > 0 else "-" if delta < 0 else ""
+    return sign + format_value(abs(delta), unit)
+
+
+def format_ratio(ratio: float | None) -> str:
+    return "" if ratio is None else f"{ratio:,.2f}x"
+
+
+def value_width(largest: float, unit: str) -> int:
+    """The widest cell format_value writes for any value up to `largest`."""
+    candidates = [largest] + ([edge for edge in UNIT_EDGES if edge <= largest] if unit == "ns" else [])
+    return max(len(format_value(value, unit)) for value in candidates)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A right-aligned numeric column: what it shows (`key`, also the sort keys' reference), its title, its width."""
+
+    key: str
+    title: str
+    width: int
+
+
+def columns(profile: Profile) -> list[Column]:
+    """The numeric columns this profile has (GB/s and % of peak only where it records bytes, the device on a
+    multi-device capture), each wide enough for every cell of the tree and of the kernel summary."""
+    unit = profile.unit
+    largest = max(profile.inclusive, default=0.0)
+    time_width = value_width(largest, unit)
+    launches = max(max(profile.launches, default=0), profile.kernel_launches)
+    cols = [
+        Column("time", "time" if unit == "ns" else "cycles", time_width),
+        Column("percent", "%", len(format_percent(max(100.0, profile.percent(largest))))),
+        Column("launches", "launches", len(format_count(launches))),
+        Column("avg", "avg", time_width),
+    ]
+    if profile.has_bytes:
+        # A scope's or a kernel summary's bytes over time never exceed the largest node's: this bounds every cell.
+        fastest = max((size / time for size, time in zip(profile.bytes, profile.inclusive) if size and time),
+                      default=0.0)
+        peaks = [peak for device in profile.device_names() if (peak := profile.peak_bytes_per_s(device))]
+        top_share = 100.0 * fastest * 1e9 / min(peaks) if peaks else 0.0
+        cols += [Column("gbps", "GB/s", len(format_gbps(fastest))),
+                 Column("peak", "% peak", len(format_percent(top_share)))]
+    if len(profile.device_names()) > 1:
+        cols.append(Column("device", "device", len(",".join(profile.device_names()))))
+    return [Column(col.key, col.title, max(col.width, len(col.title))) for col in cols]
+
+
+def node_cells(profile: Profile, node: int) -> list[str]:
+    """The numeric cells of one tree row, matching columns(profile)."""
+    unit = profile.unit
+    cells = [
+        format_value(profile.inclusive[node], unit),
+        format_percent(profile.percent(profile.inclusive[node])),
+        format_count(profile.launches[node]),
+        format_value(profile.avg(node), unit) if profile.launches[node] else "",
+    ]
+    if profile.has_bytes:
+        cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
+    if len(profile.device_names()) > 1:
+        cells.append(profile.devices[node])
+    return cells
+
+
+def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
+    """The numeric cells of one kernel-summary row, matching columns(profile)."""
+    unit, gbps = profile.unit, kernel.gbps
+    peaks = {profile.peak_bytes_per_s(device) for device in kernel.devices}
+    peak = peaks.pop() if len(peaks) == 1 else None
+    cells = [
+        format_value(kernel.value, unit),
+        format_percent(profile.percent(kernel.value)),
+        format_count(kernel.launches),
+        format_value(kernel.avg, unit),
+    ]
+    if profile.has_bytes:
+        cells += [format_gbps(gbps), format_percent(100.0 * gbps * 1e9 / peak if gbps and peak else None)]
+    if len(profile.device_names()) > 1:
+        cells.append(",".join(kernel.devices))
+    return cells
+
+
+def aligned_row(cells: list[str], cols: list[Column], name: str) -> str:
+    """Cells right-aligned in their columns (never cut: a column is as wide as its widest cell), then the name."""
+    return "  ".join(cell.rjust(col.width) for cell, col in zip(cells, cols)) + "  " + name

@@ -1,0 +1,406 @@
+"""The profile model: a capture's nodes as flat arrays indexed by node id (pre-order, node 0 is ROOT), with the
+inclusive values, kernel summary and derived metrics every view shows.
+
+A million-node capture costs a few Python lists rather than a million objects, and the reverse of the node order
+visits every child before its parent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import compress
+from pathlib import Path
+
+import orjson
+
+ROOT_PARENT = -1  # the parent of the tree's root
+GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
+FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
+# Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
+HIP_PEAK_BYTES_PER_S = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
+
+
+@dataclass
+class KernelStats:
+    """One kernel name summed across the whole tree."""
+
+    name: str
+    value: float
+    launches: int
+    bytes: float
+    devices: tuple[str, ...]
+    unit: str = "ns"
+
+    @property
+    def avg(self) -> float:
+        return self.value / self.launches if self.launches else 0.0
+
+    @property
+    def gbps(self) -> float | None:
+        """Bytes over time (GB/s) when the kernel declared bytes; None otherwise (or for cycle captures)."""
+        return self.bytes / self.value if self.bytes and self.value and self.unit == "ns" else None
+
+
+def _largest_first(kernel: KernelStats) -> tuple[float, str]:
+    """The kernel summary's order: largest total first, then by name."""
+    return -kernel.value, kernel.name
+
+
+@dataclass
+class Profile:
+    """A loaded capture: per-node arrays indexed by node id, plus derived inclusive values."""
+
+    path: Path
+    names: list[str]
+    parents: list[int]
+    children: list[list[int]]
+    depths: list[int]
+    # None: a plain kernel whose metrics the arrays hold; an int: where the node's metrics are in `_sent_metrics`
+    metrics: list[dict | int | None]
+    own: list[float]  # the node's own time in ns (or cycles), 0.0 where it has none
+    has_own: list[bool]  # the node carries its own time (or cycles): a kernel or an instrumented region
+    is_kernel: list[bool]  # has its own value and no ancestor that has one
+    devices: list[str]  # "CUDA:0", or "" where the node names no device
+    unit: str  # "ns" or "cycles"
+    own_launches: list[int]
+    own_bytes: list[float]
+    device_info: dict
+    hidden_internal: int = 0
+    reference_total: float | None = None  # the unfiltered capture's total, when this is a filtered subset
+    inclusive: list[float] = field(default_factory=list)
+    launches: list[int] = field(default_factory=list)
+    bytes: list[float] = field(default_factory=list)
+    _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
+    _device_names: list[str] | None = field(default=None, repr=False)
+    _device_totals: dict[str, float] | None = field(default=None, repr=False)
+    # The metrics of a loader child's kernels that the arrays do not hold: a JSON list, read when first needed.
+    _sent_metrics: bytes | list[dict] | None = field(default=None, repr=False)
+    has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
+
+    @property
+    def node_count(self) -> int:
+        return len(self.names)
+
+    @property
+    def total(self) -> float:
+        """Total GPU time in ns (or cycles): ROOT's inclusive value."""
+        return self.inclusive[0]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when Proton recorded no kernels (a ROOT-only tree, or no node with a time)."""
+        return not any(self.is_kernel)
+
+    @property
+    def kernel_launches(self) -> int:
+        return sum(compress(self.launches, self.is_kernel))
+
+    @property
+    def kernel_count(self) -> int:
+        """Distinct kernel names (without summing the kernel summary)."""
+        if self._kernel_stats is not None:
+            return len(self._kernel_stats)
+        return len(set(compress(self.names, self.is_kernel)))
+
+    def kernel_devices(self) -> set[str]:
+        """The device labels of the kernels ("" for a kernel that names none)."""
+        return set(compress(self.devices, self.is_kernel))
+
+    def kernel_stats(self) -> list[KernelStats]:
+        """Every kernel grouped by name across the tree, largest total first (computed once)."""
+        if self._kernel_stats is None:
+            self._summarize_kernels()
+        return self._kernel_stats
+
+    def device_totals(self) -> dict[str, float]:
+        """Kernel time (or cycles) per device, as the capture labels the kernels (computed once)."""
+        if self._device_totals is None:
+            self._summarize_kernels()
+        return self._device_totals
+
+    def _summarize_kernels(self) -> None:
+        """One pass over the kernels for both summaries: by name, and by device."""
+        by_name: dict[str, list] = {}
+        by_device: dict[str, float] = {}
+        for name, value, launches, size, device in compress(
+            zip(self.names, self.inclusive, self.launches, self.bytes, self.devices), self.is_kernel
+        ):
+            entry = by_name.get(name)
+            if entry is None:
+                entry = by_name[name] = [0.0, 0, 0.0, set()]
+            entry[0] += value
+            entry[1] += launches
+            entry[2] += size
+            entry[3].add(device)
+            by_device[device] = by_device.get(device, 0.0) + value
+        stats = [
+            KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit) for name, (v, n, b, d) in by_name.items()
+        ]
+        stats.sort(key=_largest_first)
+        self._kernel_stats, self._device_totals = stats, dict(sorted(by_device.items()))
+
+    def device_names(self) -> list[str]:
+        """Devices that ran a recorded kernel, plus those listed in device_info (computed once)."""
+        if self._device_names is None:
+            self._device_names = self._find_device_names()
+        return self._device_names
+
+    def _find_device_names(self) -> list[str]:
+        return sorted((set(self.devices) - {""}) | self._listed_devices())
+
+    def _listed_devices(self) -> set[str]:
+        """The devices device_info describes, as "CUDA:0"."""
+        return {
+            f"{device_type}:{device_id}"
+            for device_type, by_id in self.device_info.items()
+            if isinstance(by_id, dict)
+            for device_id in by_id
+        }
+
+    def percent(self, value: float) -> float:
+        """Share of the whole capture's total, also in a filtered subset."""
+        total = self.total if self.reference_total is None else self.reference_total
+        return 100.0 * value / total if total else 0.0
+
+    def filtered(self, include: Callable[[str], bool] | None = None,
+                 exclude: Callable[[str], bool] | None = None) -> Profile:
+        """The capture without the nodes whose name `exclude` accepts (and their subtrees), keeping only the nodes
+        whose name `include` accepts with their ancestors and descendants. Totals are recomputed; percentages stay
+        shares of the whole capture. Each distinct name is tested once."""
+        names, parents, count = self.names, self.parents, self.node_count
+        keep = [True] * count
+        if exclude is not None:
+            dropped = {name: exclude(name) for name in set(names)}
+            keep = [node == 0 or not dropped[names[node]] for node in range(count)]
+        if include is not None:
+            wanted = {name: include(name) for name in set(names)}
+            hit = [node > 0 and wanted[names[node]] for node in range(count)]
+            below_hit = list(hit)
+            for node in range(1, count):
+                below_hit[node] = below_hit[node] or below_hit[parents[node]]
+            above_hit = list(hit)
+            for node in range(count - 1, 0, -1):
+                if above_hit[node]:
+                    above_hit[parents[node]] = True
+            keep = [k and (b or a) for k, b, a in zip(keep, below_hit, above_hit)]
+        return self if all(keep) else self.subset(keep)
+
+    def shown(self, min_percent: float = 0.0, max_depth: int | None = None) -> list[bool]:
+        """Which nodes a display shows: at most max_depth deep and at least min_percent of the total.
+        Hiding a row changes no number: a scope keeps the time of the kernels it hides."""
+        return [
+            node == 0 or ((max_depth is None or depth <= max_depth) and self.percent(value) >= min_percent)
+            for node, (depth, value) in enumerate(zip(self.depths, self.inclusive))
+        ]
+
+    def subset(self, keep: list[bool]) -> Profile:
+        """A new profile of the kept nodes (ROOT is always kept), with inclusive values recomputed."""
+        new_id = [-1] * self.node_count
+        picked = []
+        for node in range(self.node_count):
+            parent = self.parents[node]
+            if node == 0 or (keep[node] and new_id[parent] >= 0):
+                new_id[node] = len(picked)
+                picked.append(node)
+        children: list[list[int]] = [[] for _ in picked]
+        for node in picked[1:]:
+            children[new_id[self.parents[node]]].append(new_id[node])
+        return with_inclusive(
+            Profile(
+                path=self.path,
+                names=[self.names[i] for i in picked],
+                parents=[new_id[self.parents[i]] if i else -1 for i in picked],
+                children=children,
+                depths=[self.depths[i] for i in picked],
+                metrics=[self.metrics[i] for i in picked],
+                _sent_metrics=self._sent_metrics,
+                own=[self.own[i] for i in picked],
+                has_own=[self.has_own[i] for i in picked],
+                is_kernel=[],
+                devices=[self.devices[i] for i in picked],
+                unit=self.unit,
+                own_launches=[self.own_launches[i] for i in picked],
+                own_bytes=[self.own_bytes[i] for i in picked],
+                device_info=self.device_info,
+                hidden_internal=self.hidden_internal,
+                reference_total=self.total if self.reference_total is None else self.reference_total,
+            )
+        )
+
+    def peak_bytes_per_s(self, device: str) -> float | None:
+        """Peak memory bandwidth of one device from device_info, or None when the capture does not say."""
+        device_type, _, device_id = device.partition(":")
+        spec = self.device_info.get(device_type, {}).get(device_id)
+        if not isinstance(spec, dict):
+            return None
+        bus_width, mem_clock_khz = spec.get("bus_width"), spec.get("memory_clock_rate")
+        if is_number(bus_width) and is_number(mem_clock_khz) and bus_width > 0 and mem_clock_khz > 0:
+            return 2.0 * bus_width * mem_clock_khz * 1e3 / 8.0
+        return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
+
+    def gbps(self, node: int) -> float | None:
+        """Achieved GB/s of a kernel (its bytes over its time); None for scopes, whose time may include kernels
+        that declared no bytes, and where bytes or time are missing."""
+        if self.unit != "ns" or not self.has_own[node] or not self.bytes[node] or not self.inclusive[node]:
+            return None
+        return self.bytes[node] / self.inclusive[node]
+
+    def peak_percent(self, node: int) -> float | None:
+        """Achieved bandwidth as a percentage of the node's device peak, or None when unknown."""
+        achieved = self.gbps(node)
+        peak = self.peak_bytes_per_s(self.devices[node]) if achieved and self.devices[node] else None
+        return 100.0 * achieved * 1e9 / peak if peak else None
+
+    def node_metrics(self, node: int) -> dict:
+        """The node's metrics as the capture has them (a kernel the loader child sent as None is rebuilt here)."""
+        metrics = self.metrics[node]
+        if type(metrics) is int:
+            metrics = self._read_sent_metrics()[metrics]
+        elif metrics is None:
+            device_type, _, device_id = self.devices[node].partition(":")
+            metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
+                       "time (ns)": self.own[node]}
+        return metrics
+
+    def _read_sent_metrics(self) -> list[dict]:
+        if type(self._sent_metrics) is bytes:
+            self._sent_metrics = orjson.loads(self._sent_metrics)
+        return self._sent_metrics
+
+    def tflops(self, node: int) -> dict[str, float]:
+        """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
+        if self.unit != "ns" or not self.has_own[node] or not self.inclusive[node]:
+            return {}
+        seconds = self.inclusive[node] * 1e-9
+        return {
+            key: value / seconds / 1e12
+            for key, value in self.node_metrics(node).items()
+            if FLOPS_KEY.match(key) and is_number(value) and value
+        }
+
+    def device_warnings(self) -> list[str]:
+        """What a multi-device capture cannot tell apart, said plainly."""
+        ran_on = sorted(self.kernel_devices() - {""})
+        listed = self._listed_devices()
+        warnings = []
+        if len(ran_on) > 1:
+            warnings.append(
+                f"kernels ran on {len(ran_on)} devices ({', '.join(ran_on)}): Proton merges same-named kernels "
+                "launched from one calling context on different GPUs into one node labelled with a single device, "
+                "so per-device totals can be off; scope each GPU's work to tell them apart"
+            )
+        missing = [d for d in ran_on if d not in listed]
+        if missing and listed:
+            warnings.append(
+                f"device_info lists {', '.join(sorted(listed))} but not {', '.join(missing)} "
+                "(Triton 3.6's multi-GPU metadata bug): no peak bandwidth for those"
+            )
+        return warnings
+
+    def avg(self, node: int) -> float:
+        launches = self.launches[node]
+        return self.inclusive[node] / launches if launches else 0.0
+
+    def ancestors(self, node: int) -> list[int]:
+        """The node's parent, its parent's parent, … up to ROOT (nothing for ROOT): the one walk up the tree."""
+        chain, parents = [], self.parents
+        node = parents[node]
+        while node >= 0:
+            chain.append(node)
+            node = parents[node]
+        return chain
+
+    def lineage(self, node: int) -> list[int]:
+        """The nodes from the top level down to this one (ROOT left out)."""
+        return [*reversed(self.ancestors(node)[:-1]), node] if node > 0 else []
+
+    def path_of(self, node: int, name: Callable[[str], str] = str) -> str:
+        """The node's names (as `name` shows them) from the top level down, joined by ' / '."""
+        return " / ".join(name(self.names[step]) for step in self.lineage(node)) or "ROOT"
+
+    def metrics_summary(self) -> dict:
+        """The keys downstream tools already read from a Proton run."""
+        kernels = self.kernel_stats()
+        to_ms = 1e-6 if self.unit == "ns" else None
+        return {
+            "proton_kernel_count": self.kernel_launches,
+            "proton_gpu_time_ms": self.total * to_ms if to_ms else None,
+            "proton_top_kernel_ms": kernels[0].value * to_ms if kernels and to_ms else None,
+            "proton_top_kernels": [k.name for k in kernels[:5]],
+            "proton_artifact_dir": str(self.path.resolve().parent),
+        }
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def add_children(children: list[list[int]], parents: list[int], first: int = 0) -> None:
+    """Extend `children` with the lists of new nodes `first`, `first` + 1, … whose parents are `parents`, and add
+    each new node to its parent's list."""
+    children += [[] for _ in parents]
+    for node, parent in enumerate(parents, first):
+        if parent >= 0:
+            children[parent].append(node)
+
+
+
+def with_inclusive(profile: Profile) -> Profile:
+    """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children.
+    Works on a forest too (the subtrees a forked loader flattened: roots with parent GRAFTED_PARENT)."""
+    has_own, parents = profile.has_own, profile.parents
+    inclusive = list(profile.own)
+    # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
+    launches = [n if own else 0 for n, own in zip(profile.own_launches, has_own)]
+    node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
+    for node, parent in zip(range(profile.node_count - 1, 0, -1), reversed(parents)):
+        if parent >= 0 and not has_own[parent]:
+            inclusive[parent] += inclusive[node]
+            launches[parent] += launches[node]
+            node_bytes[parent] += node_bytes[node]
+    if any(has_own[parent] for parent in set(parents) if parent >= 0):  # regions under a kernel (instrumentation)
+        under_own = [False] * profile.node_count
+        for node in range(1, profile.node_count):
+            parent = parents[node]
+            under_own[node] = parent >= 0 and (under_own[parent] or has_own[parent])
+        profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
+    else:  # no node with its own value has children: those nodes are the kernels
+        profile.is_kernel = list(has_own)
+    profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
+    profile.has_bytes = any(node_bytes)
+    profile._kernel_stats = profile._device_totals = None
+    return profile
+
+
+def graft(profile: Profile, part: Profile, at: int) -> None:
+    """Attach `part` (a forest loaded on its own, inclusive values computed, roots with parent GRAFTED_PARENT; its
+    `children` are not read) as the last children of node `at`; its totals climb to ROOT through the nodes without
+    their own value, so the result is what `_with_inclusive` gives for the whole tree."""
+    chain = [at, *profile.ancestors(at)]
+    inside_kernel = any(profile.has_own[node] for node in chain)  # then none of the part's nodes is a kernel
+    offset, children = profile.node_count, profile.children
+    parents = [at if parent == GRAFTED_PARENT else parent + offset for parent in part.parents]
+    first_root = len(children[at])
+    add_children(children, parents, offset)  # from the parents: cheaper than sending the part's and renumbering them
+    roots = children[at][first_root:]
+    profile.parents += parents
+    for item in ("names", "depths", "metrics", "own", "has_own", "devices", "own_launches", "own_bytes",
+                 "inclusive", "launches", "bytes"):
+        getattr(profile, item).extend(getattr(part, item))
+    profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
+    profile._sent_metrics = part._sent_metrics  # what its ints in `metrics` refer to
+    profile.hidden_internal += part.hidden_internal
+    profile.has_bytes = profile.has_bytes or part.has_bytes
+    profile._kernel_stats = profile._device_totals = None  # summed over the whole when first asked for
+    value = sum(profile.inclusive[root] for root in roots)
+    launches = sum(profile.launches[root] for root in roots)
+    size = sum(profile.bytes[root] for root in roots)
+    for node in chain:  # up to the first node with its own value (which keeps it)
+        if profile.has_own[node]:
+            break
+        profile.inclusive[node] += value
+        profile.launches[node] += launches
+        profile.bytes[node] += size
+

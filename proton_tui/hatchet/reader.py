@@ -1,0 +1,344 @@
+"""Reading a `.hatchet` file: the bytes (memory-mapped), the JSON document, and its validated nodes flattened into
+the model's arrays. Every problem is a CaptureError whose message is one line naming the file."""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import math
+import mmap
+import re
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
+
+TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
+NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+COUNT_KEYS = ("count", "Count")
+DEVICE_ID_KEYS = ("device_id", "DeviceId")
+DEVICE_TYPE_KEYS = ("device_type", "DeviceType")
+CYCLES_KEY = "cycles"
+INTERNAL_PREFIX = "__proton_launch_metadata"
+NO_METRICS: dict = {}  # the metrics of every node that has none (shared: never changed)
+NO_KIDS: list = []  # the children of a node whose capture leaves them out (shared: never changed)
+PLAIN_KERNEL_KEYS = frozenset(("time (ns)", "count", "device_id", "device_type"))  # a kernel's metrics, Triton >= 3.2
+
+
+class CaptureError(Exception):
+    """A capture that cannot be read; the message is one line that names the file."""
+
+
+
+def load_in_one_process(path: Path, data, show_internal: bool) -> Profile:
+    tree, device_info = document_parts(path, parse(path, data))
+    try:
+        return _index(path, tree, device_info, show_internal)
+    except NodeError as error:
+        raise CaptureError(f"{path}: {error}") from None
+
+
+def document_parts(path: Path, document) -> tuple[object, dict]:
+    """The tree and device_info of a parsed capture; CaptureError when the document is not [tree, device_info]."""
+    if not isinstance(document, list) or len(document) != 2:
+        raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
+    tree, device_info = document
+    if not isinstance(device_info, dict):
+        raise CaptureError(f"{path}: not a Proton capture: device_info (the list's second element) is not an object")
+    return tree, device_info
+
+
+@contextmanager
+def mapped(path: Path):
+    """The file's bytes, memory-mapped where possible: orjson then reads the page cache without a copy
+    (a 1 GB capture loads ~0.8 s sooner and ~1 GB smaller)."""
+    if not path.exists():
+        doubled = path.with_name(path.name + ".hatchet")
+        hint = f" (but {doubled.name} is: Proton's -n takes the name without .hatchet)" if doubled.exists() else ""
+        raise CaptureError(f"{path}: no such file{hint}")
+    if path.is_dir():
+        raise CaptureError(f"{path}: is a directory, not a .hatchet file")
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
+    with handle:
+        try:
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # empty, or not a regular file (a pipe): read it instead
+            data = handle.read()
+        try:
+            if not len(data) or re.match(rb"\s*\Z", data):
+                raise CaptureError(f"{path}: empty file")
+            if data[:1] == b"\x92":
+                raise CaptureError(f"{path}: binary data, a MessagePack capture (.hatchet_msgpack, Triton >= 3.7); "
+                                   "proton-tui reads Proton's JSON .hatchet format")
+            if b"\x00" in data[:65536]:
+                raise CaptureError(f"{path}: binary data, not a JSON .hatchet capture")
+            yield data
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+
+
+def parse(path: Path, data):
+    try:
+        with memoryview(data) as view:
+            return orjson.loads(view)
+    except orjson.JSONDecodeError as error:
+        if "depth limit" in str(error) or "recursion" in str(error):  # orjson stops at 1,024 levels
+            return _parse_deep(path, bytes(data))
+        tail = bytes(data[-65536:])
+        if error.pos >= len(data) - (len(tail) - len(tail.rstrip())):
+            raise CaptureError(f"{path}: truncated: the JSON ends early (line {error.lineno})") from None
+        if re.match(rb"-?(NaN|Infinity)", data[error.pos : error.pos + 9]):
+            raise CaptureError(f"{path}: metric value is NaN or Infinity at line {error.lineno}") from None
+        raise CaptureError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+
+
+def _parse_deep(path: Path, data: bytes):
+    """Parse JSON nested deeper than orjson allows (deep python-context stacks).
+
+    The pure-Python scanner recurses in Python frames only, so a raised recursion limit on a thread with a large
+    stack copes with any depth that fits in memory.
+    """
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    outcome: dict = {}
+
+    def parse() -> None:
+        try:
+            outcome["value"] = decoder.decode(data.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError) as error:
+            outcome["error"] = error
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(max(old_limit, 2_000_000))
+    threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=parse, name="deep-json")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if "error" in outcome:
+        raise CaptureError(f"{path}: not valid JSON: {outcome['error']}")
+    return outcome["value"]
+
+
+class NodeError(Exception):
+    pass
+
+
+def _check_metrics(metrics: dict) -> None:
+    for key, value in metrics.items():
+        kind = type(value)
+        if kind is int or (kind is float and math.isfinite(value)):
+            continue
+        if key in DEVICE_ID_KEYS or key in DEVICE_TYPE_KEYS:
+            if kind is not str:
+                raise NodeError(f"metric {key!r} is {value!r}, not a device name")
+        elif kind is float:
+            raise NodeError(f"metric {key!r} is {value!r}, not a finite number")
+        elif not (kind is list and all(is_number(v) for v in value)):
+            raise NodeError(f"metric {key!r} is {value!r}, not a number")
+
+
+_ns_per_unit_of_key: dict[str, float | None] = {}  # metric key -> ns per unit for time keys, None for the rest
+
+
+def _time_factor(key: str) -> float | None:
+    if key not in _ns_per_unit_of_key:
+        unit = TIME_KEY.match(key)
+        _ns_per_unit_of_key[key] = NS_PER_UNIT[unit.group(1).lower()] if unit else None
+    return _ns_per_unit_of_key[key]
+
+
+def _own_value(metrics: dict) -> tuple[float | None, float | None]:
+    """The node's own time in ns and own cycles, each None when absent."""
+    time_ns = metrics.get("time (ns)")
+    if time_ns is None:
+        for key, value in metrics.items():
+            factor = _time_factor(key)
+            if factor is not None:
+                time_ns = value * factor
+    cycles = metrics.get(CYCLES_KEY)
+    for value in (time_ns, cycles):
+        if value is not None and value < 0:
+            raise NodeError(f"negative time or cycles {value!r}")
+    return time_ns, cycles
+
+
+def _first(metrics: dict, keys: tuple[str, ...]):
+    for key in keys:
+        if key in metrics:
+            return metrics[key]
+    return None
+
+
+def _where(names: list[str], parent: int) -> str:
+    if parent == GRAFTED_PARENT:
+        return "a node"
+    return f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
+
+
+def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal)
+    if not flat.names:
+        raise NodeError("the tree's root is an internal Proton frame")
+    return profile_from(path, flat, device_info)
+
+
+@dataclass
+class Flat:
+    """Nodes in pre-order as parallel lists, before inclusive values: what `_flatten` reads from parsed JSON."""
+
+    names: list[str] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    metrics: list[dict | None] = field(default_factory=list)
+    time_own: list[float | None] = field(default_factory=list)
+    cycles_own: list[float | None] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    bytes: list[float] = field(default_factory=list)
+    hidden: int = 0
+    marked: int | None = None  # the id of the node object passed as `mark`, once flattened
+
+
+def flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: object = None,
+             compact: bool = False) -> Flat:
+    """Validate and flatten JSON nodes given as (node, parent, depth), the first root first. A root's parent is
+    ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other).
+    `compact`: a kernel whose metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
+    flat = Flat()
+    names, parents, depths = flat.names, flat.parents, flat.depths
+    metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
+    devices, node_bytes = flat.devices, flat.bytes
+    device_label: dict[tuple, str] = {}
+    isfinite = math.isfinite
+    name_copies: dict[str, str] = {}  # one string per distinct name: kernel names repeat across the tree
+    # Siblings are read through an iterator on the stack, left when a node has children and resumed after them.
+    pending = [(iter([node]), parent, depth) for node, parent, depth in reversed(roots)]
+    while pending:
+        siblings, parent, depth = pending[-1]
+        for node in siblings:
+            if type(node) is not dict:
+                raise NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
+            frame, metrics, kids = node.get("frame"), node.get("metrics", NO_METRICS), node.get("children", NO_KIDS)
+            name = frame.get("name") if type(frame) is dict else None
+            if type(name) is not str:
+                raise NodeError(f"{_where(names, parent)} has no frame name")
+            if type(metrics) is not dict or type(kids) is not list:
+                raise NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
+            if not show_internal and name.startswith(INTERNAL_PREFIX):
+                flat.hidden += 1 + _count_nodes(kids)
+                continue
+            time_ns = cycles = None
+            count, device, size, kept = 0, "", 0.0, metrics or NO_METRICS
+            if metrics:
+                time_ns, count = metrics.get("time (ns)"), metrics.get("count")
+                device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
+                label_key = None
+                if (
+                    type(time_ns) is int
+                    and type(count) is int
+                    and type(device_id) is str
+                    and type(device_type) is str
+                    and parent != ROOT_PARENT
+                    and time_ns >= 0
+                ):  # a kernel as Proton >= 3.2 writes it, maybe with numeric extras (bytes, flops): no general checks
+                    label_key = device_type, device_id
+                    if len(metrics) != 4:
+                        for key, value in metrics.items():
+                            kind = type(value)
+                            if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
+                                label_key = None  # a value the general checks must see
+                                break
+                        if "cycles" in metrics:
+                            label_key = None
+                        elif label_key is not None:
+                            size = float(metrics.get("bytes", 0))
+                    elif compact and time_ns and device_type and ":" not in device_type:
+                        kept = None
+                if label_key is None:
+                    is_root = parent == ROOT_PARENT
+                    try:
+                        _check_metrics(metrics)
+                        time_ns, cycles = (None, None) if is_root else _own_value(metrics)
+                    except NodeError as error:
+                        raise NodeError(f"node {name!r}: {error}") from None
+                    value = None if is_root else _first(metrics, COUNT_KEYS)
+                    count = int(value) if is_number(value) else 0
+                    device_id = _first(metrics, DEVICE_ID_KEYS)
+                    if device_id is not None:
+                        label_key = (_first(metrics, DEVICE_TYPE_KEYS), device_id)
+                    value = metrics.get("bytes")
+                    size = float(value) if is_number(value) else 0.0
+                if label_key is not None:
+                    device = device_label.get(label_key) or device_label.setdefault(
+                        label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
+                    )
+            node_id = len(names)
+            if node is mark:
+                flat.marked = node_id
+            names.append(name_copies.setdefault(name, name))
+            parents.append(parent)
+            depths.append(depth)
+            metrics_of.append(kept)
+            time_own.append(time_ns)
+            cycles_own.append(cycles)
+            counts.append(count)
+            devices.append(device)
+            node_bytes.append(size)
+            if kids:
+                pending.append((iter(kids), node_id, depth + 1))
+                break
+        else:
+            pending.pop()
+    return flat
+
+
+def profile_from(path: Path, flat: Flat, device_info: dict, with_children: bool = True) -> Profile:
+    """The profile of flattened nodes: its unit (ns, or cycles when no node has a time) and inclusive values;
+    without `with_children`, its children lists are left empty (a part sent elsewhere, where they are rebuilt)."""
+    unit = "ns" if any(v is not None for v in flat.time_own) else "cycles"
+    own = flat.time_own if unit == "ns" else flat.cycles_own
+    children: list[list[int]] = []
+    if with_children:
+        add_children(children, flat.parents)
+    return with_inclusive(
+        Profile(
+            path=path,
+            names=flat.names,
+            parents=flat.parents,
+            children=children,
+            depths=flat.depths,
+            metrics=flat.metrics,
+            own=[v or 0.0 for v in own],
+            has_own=[v is not None for v in own],
+            is_kernel=[],
+            devices=flat.devices,
+            unit=unit,
+            own_launches=flat.counts,
+            own_bytes=flat.bytes,
+            device_info=device_info,
+            hidden_internal=flat.hidden,
+        )
+    )
+
+
+def _count_nodes(kids: list) -> int:
+    total, stack = 0, list(kids)
+    while stack:
+        node = stack.pop()
+        total += 1
+        if isinstance(node, dict) and isinstance(node.get("children"), list):
+            stack.extend(node["children"])
+    return total

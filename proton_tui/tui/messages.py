@@ -1,0 +1,85 @@
+"""The messages screens and workers post. Screens never push each other: they ask, and the app routes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from ..filters import ViewFilter
+from ..hatchet import Profile
+from ..names import Names
+
+if TYPE_CHECKING:
+    from ..capture.session import RunResult
+    from ..diff import ProfileDiff
+
+
+@dataclass
+class Opening:
+    """A capture being opened: the file, what to say meanwhile, the call that finishes the load (CaptureError), and
+    the filter to apply once it has loaded."""
+
+    path: Path
+    label: str
+    finish: Callable[[], Profile]
+    view_filter: ViewFilter
+
+
+class NamesReady(Message):
+    """Readable (demangled) names for every raw name of the capture, worked out off the UI thread."""
+
+    def __init__(self, names: Names) -> None:
+        super().__init__()
+        self.names = names
+
+
+class ViewCapture(Message):
+    """Open a loaded capture in the viewer, with the run that made it when there is one."""
+
+    def __init__(self, profile: Profile, run: RunResult | None = None) -> None:
+        super().__init__()
+        self.profile, self.run = profile, run
+
+
+class ShowRunLog(Message):
+    """Show a run's output: the run screen underneath when it is that run's, else the run's stdout.log."""
+
+    def __init__(self, run: RunResult) -> None:
+        super().__init__()
+        self.run = run
+
+
+class OpenRun(Message):
+    """Reopen a finished run: its capture when it has one to show, else its output."""
+
+    def __init__(self, run: RunResult) -> None:
+        super().__init__()
+        self.run = run
+
+
+class ShowDiff(Message):
+    """Show two captures compared."""
+
+    def __init__(self, diff: ProfileDiff, names: Names) -> None:
+        super().__init__()
+        self.diff, self.names = diff, names
+
+
+class RunFinished(Message):
+    """A run ended: a result, or a reason it never started (refusal, probe failure)."""
+
+    def __init__(self, result: RunResult | None, problem: str | None = None) -> None:
+        super().__init__()
+        self.result, self.problem = result, problem
+
+
+class LoadFailed(Message):
+    """The capture being opened could not be read: the app ends with this one-line reason and exit code 2."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason

@@ -1,0 +1,257 @@
+"""The box-check screen: the payload on every visible GPU at once (or N interpreter jobs with ``cpu``), one table
+row per GPU as each finishes, the live output of all of them, and the verdict.
+
+The work is ``proton_tui.check`` (``plan_check`` -> ``execute_check``); this screen only renders what it computed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from ...capture.params import ParamError
+from ...capture.probe import ProbeError
+from ...capture.check import (MIN_FRACTION, TABLE_COLUMNS, BoxReport, CheckError, CheckPlan, CheckRow, CheckSlot,
+                     NoGpuError, execute_check, plan_check, report_notes, table_rows)
+from ..widgets.batched_log import FLUSH_S, BatchedLog
+from ..widgets.key_bar import KeyBar
+from ..widgets.verdict import VerdictPanel
+
+NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
+
+
+class CheckPlanned(Message):
+    """The check was planned: one table row per slot, before anything finishes."""
+
+    def __init__(self, plan: CheckPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class CheckRowDone(Message):
+    """One GPU's (or job's) run finished and was judged."""
+
+    def __init__(self, row: CheckRow) -> None:
+        super().__init__()
+        self.row = row
+
+
+class CheckFinished(Message):
+    """The check ended: a report, or the reason it never started (no GPU, a bad option, a failed probe)."""
+
+    def __init__(self, report: BoxReport | None, problem: str | None = None, no_gpu: bool = False) -> None:
+        super().__init__()
+        self.report, self.problem, self.no_gpu = report, problem, no_gpu
+
+
+class CheckScreen(Screen):
+    """Runs a box check and shows it: a status line, one row per GPU, the live output, and the result."""
+
+    BINDINGS = [
+        Binding("escape,x", "cancel", "Cancel check"),
+        Binding("b,escape", "back", "Back"),
+        Binding("c", "cpu_check", "CPU check instead"),
+        Binding("f1", "app.help", "Help"),
+    ]
+
+    def __init__(self, python: str | None = None, output: Path | None = None, cpu: bool = False,
+                 profile: bool | None = None, *, size: str | int | None = None, iters: str | int | None = None,
+                 jobs: str | int | None = None, gpus: str | None = None, min_fraction: str | float = MIN_FRACTION,
+                 timeout: str | float | None = None) -> None:
+        """``profile`` None means the CLI's default: a capture per GPU, none with ``cpu``. ``size``, ``iters``,
+        ``jobs`` (``cpu`` only), ``gpus``, ``min_fraction`` and ``timeout`` are ``plan_check``'s options; None
+        keeps its defaults."""
+        super().__init__()
+        self.python, self.output, self.cpu = python, output, cpu
+        self.profile = (not cpu) if profile is None else profile
+        self.options = {"size": size, "iters": iters, "jobs": jobs, "gpus": gpus, "min_fraction": min_fraction}
+        if timeout is not None:
+            self.options["timeout"] = timeout
+        self.plan: CheckPlan | None = None
+        self.report: BoxReport | None = None
+        self.problem: str | None = None
+        self.no_gpu = False
+        self.rows: dict[str, CheckRow] = {}  # by slot label, as each run finishes
+        self.check_dir: str | None = None
+        self.stop = asyncio.Event()
+        self.started = time.monotonic()
+        self.elapsed: float | None = None  # frozen when the check ends
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="check-status")
+        yield DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
+        yield VerdictPanel(id="check-result")
+        yield BatchedLog(id="check-log")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.title = "proton-tui — box check" + (" (CPU, Triton interpreter)" if self.cpu else "")
+        table = self.query_one("#check-table", DataTable)
+        for column in TABLE_COLUMNS:
+            table.add_column(column, key=column)
+        self.query_one("#check-result").display = False
+        self.flusher = self.set_interval(FLUSH_S, self.flush)
+        self.flush()
+        self.run_check()
+
+    def on_unmount(self) -> None:
+        self.stop.set()  # a backstop: the worker's cancellation already ends every process group
+
+    @property
+    def running(self) -> bool:
+        return self.report is None and self.problem is None
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "cancel":
+            return (self.running and not self.stop.is_set()) or None
+        if action == "back":
+            return (not self.running) or None
+        if action == "cpu_check":
+            return self.no_gpu  # offered only after "no GPU"; hidden otherwise
+        return True
+
+    # ---- the check ----------------------------------------------------------------------------------------------
+    @work(exclusive=True, group="check", exit_on_error=False)
+    async def run_check(self) -> None:
+        """Plan (the probe blocks: off the event loop), then run every slot; results come back as messages."""
+        options = {key: value for key, value in self.options.items() if value is not None}
+        if self.output is not None:
+            options["output"] = self.output
+        try:
+            plan = await asyncio.to_thread(plan_check, self.python, cpu=self.cpu, profile=self.profile, **options)
+        except NoGpuError as error:
+            self.post_message(CheckFinished(None, str(error), no_gpu=True))
+            return
+        except (ParamError, ProbeError, CheckError, FileNotFoundError) as error:
+            self.post_message(CheckFinished(None, f"could not start: {error}"))
+            return
+        if self.stop.is_set():  # cancelled while the interpreter was probed: start nothing
+            self.post_message(CheckFinished(None, "cancelled before any run started"))
+            return
+        self.post_message(CheckPlanned(plan))
+        for warning in plan.warnings:
+            self.query_one(BatchedLog).add([f"proton-tui: warning: {warning}"])
+        try:
+            report = await execute_check(plan, on_lines=self.on_lines, on_start=self.on_start,
+                                         on_done=lambda row: self.post_message(CheckRowDone(row)), stop=self.stop)
+        except Exception as error:  # noqa: BLE001 - shown, not raised: the screen must stay usable
+            self.post_message(CheckFinished(None, f"the check failed: {type(error).__name__}: {error}"))
+            return
+        self.post_message(CheckFinished(report))
+
+    def on_start(self, slot: CheckSlot, run_dir: Path, command) -> None:
+        self.check_dir = str(run_dir.parent)
+        self.query_one(BatchedLog).add([f"[{slot.label}] $ {command.display()}"])
+
+    def on_lines(self, slot: CheckSlot, lines: list[str]) -> None:
+        """Called with each batch of a run's output; the log is written by the flush timer."""
+        self.query_one(BatchedLog).add(f"[{slot.label}] {line}" for line in lines)
+
+    def flush(self) -> None:
+        self.query_one(BatchedLog).flush()
+        self.query_one("#check-status", Static).update(Text(self.status_text()))
+
+    # ---- rendering ----------------------------------------------------------------------------------------------
+    def show_rows(self, report: BoxReport) -> None:
+        """Rows formatted by the core (``table_rows``) exactly as the CLI prints them; failed rows red, flagged
+        rows yellow. Before the whole report exists a finished row is shown alone (its flag needs every row)."""
+        table = self.query_one("#check-table", DataTable)
+        for row, cells in zip(report.rows, table_rows(report)):
+            style = "bold red" if not row.passed else "bold yellow" if row.flagged else ""
+            for column, cell in zip(TABLE_COLUMNS, cells):
+                justify = "right" if column in NUMERIC_COLUMNS else "left"
+                table.update_cell(row.label, column, Text(cell, style=style, justify=justify), update_width=True)
+
+    def status_text(self) -> str:
+        elapsed = self.elapsed if self.elapsed is not None else time.monotonic() - self.started
+        what = "run" if self.cpu else "GPU"
+        if self.problem is not None:
+            return "not run  ·  " + ("no GPU visible to the interpreter" if self.no_gpu else "see below")
+        report = self.report
+        if report is None:
+            if self.plan is None:
+                return f"planning  ·  {elapsed:.1f} s  ·  probing the interpreter"
+            state = "cancelling" if self.stop.is_set() else "running"
+            return f"{state}  ·  {elapsed:.1f} s  ·  {len(self.rows)} of {len(self.plan.slots)} {what}(s) done"
+        count = len(report.rows)
+        if self.stop.is_set():
+            verdict = f"CANCELLED  ·  {count - len(report.failed)} of {count} passed before the cancel"
+        elif report.exit_code == 0:
+            verdict = f"PASS  ·  all {count} {what}(s) passed, none flagged"
+        else:
+            verdict = f"FAIL  ·  {len(report.failed)} of {count} failed, {len(report.flagged)} flagged"
+        parts = [verdict, f"{elapsed:.1f} s"]
+        if report.cpu:
+            parts.append("bandwidth not measured (Triton interpreter)")
+        elif report.median_gbps is not None:
+            parts.append(f"median {report.median_gbps:.1f} GB/s, flagged below {report.threshold_gbps:.1f} GB/s "
+                         f"({report.min_fraction:.2f} x median)")
+        else:
+            parts.append("no bandwidth measured")
+        return "  ·  ".join(parts)
+
+    def result_lines(self) -> list[str]:
+        """The core's notes under its table (sources, failures, flags, result, folder), or the problem."""
+        if self.report is None:
+            lines = [self.problem or ""]
+            if self.no_gpu:
+                lines.append("→ press c to run the interpreter check on the CPU instead (no GPU, no profile)")
+            return lines
+        return report_notes(self.report)  # the table is already on screen
+
+    # ---- message handlers ---------------------------------------------------------------------------------------
+    def on_check_planned(self, message: CheckPlanned) -> None:
+        self.plan = message.plan
+        for slot in message.plan.slots:
+            placeholder = (slot.label, slot.name, "running", *("" for _ in TABLE_COLUMNS[3:]))
+            self.query_one("#check-table", DataTable).add_row(
+                *(Text(cell) for cell in placeholder), key=slot.label)
+        self.flush()
+
+    def on_check_row_done(self, message: CheckRowDone) -> None:
+        self.rows[message.row.label] = message.row
+        plan = self.plan
+        if plan is not None:
+            self.show_rows(BoxReport([message.row], plan.cpu, plan.info.python, plan.size, plan.iters, plan.profile,
+                                     plan.min_fraction, check_dir=self.check_dir))
+        self.flush()
+
+    def on_check_finished(self, message: CheckFinished) -> None:
+        self.report, self.problem, self.no_gpu = message.report, message.problem, message.no_gpu
+        self.elapsed = time.monotonic() - self.started
+        self.flusher.stop()
+        if message.report is not None:
+            if message.report.check_dir:
+                self.check_dir = message.report.check_dir
+            self.rows = {row.label: row for row in message.report.rows}
+            self.show_rows(message.report)  # flags and the median are known now
+        passed = message.report is not None and message.report.exit_code == 0
+        self.query_one(VerdictPanel).show("\n".join(self.result_lines()), passed)
+        self.flush()
+        self.refresh_bindings()
+
+    # ---- actions ------------------------------------------------------------------------------------------------
+    def action_cancel(self) -> None:
+        if self.running and not self.stop.is_set():
+            self.stop.set()
+            self.notify("Cancelling: ending every run's process group…", timeout=2)
+            self.flush()
+            self.refresh_bindings()
+
+    def action_back(self) -> None:
+        if not self.running:
+            self.dismiss()
+
+    def action_cpu_check(self) -> None:
+        """After 'no GPU': the same check through the Triton interpreter, in place of this screen."""
+        if self.no_gpu:
+            self.app.switch_screen(CheckScreen(self.python, self.output, cpu=True, profile=False))

@@ -1,0 +1,258 @@
+"""The form of a new capture: the payload's and Proton's parameters, checked as they are typed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from dataclasses import replace
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.validation import ValidationResult, Validator
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
+
+from ...capture.params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_size
+from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
+from ...capture.rules import Finding, check_rules
+from ..widgets.key_bar import KeyBar
+
+
+class ParamValidator(Validator):
+    """Validate an Input with the capture engine's own parser, so the form and the CLI agree."""
+
+    def __init__(self, parse) -> None:
+        super().__init__()
+        self.parse = parse
+
+    def validate(self, value: str) -> ValidationResult:
+        try:
+            self.parse(value)
+        except ParamError as error:
+            return self.failure(error.reason)
+        return self.success()
+
+
+FIELDS = {
+    "size": ("Size (elements)", "1048576", lambda v: parse_size(v)),
+    "iters": ("Iterations", "20", lambda v: parse_count("--iters", v)),
+    "block_size": ("Block size (power of two)", "1024", lambda v: parse_count("--block-size", v, power_of_two=True)),
+}
+
+
+class Detected(Message):
+    """The workload's interpreter answered the probe (or failed to)."""
+
+    def __init__(self, python: str, info: InterpreterInfo | None, error: str | None) -> None:
+        super().__init__()
+        self.python, self.info, self.error = python, info, error
+
+
+class FormScreen(Screen):
+    """Set the run's parameters; Run is enabled only for a valid configuration this interpreter can run."""
+
+    BINDINGS = [
+        Binding("ctrl+r", "run", "Run", priority=True),
+        Binding("f2", "cpu_check", "CPU check"),
+        Binding("f3", "app.open_sample", "Sample capture"),
+        Binding("f4", "app.show_runs", "Runs"),
+        Binding("f5", "app.box_check", "Box check"),
+        Binding("f1", "app.help", "Help"),
+        Binding("ctrl+q", "app.quit", "Quit", show=False),
+    ]
+
+    class RunRequested(Message):
+        """The user asked to run these parameters."""
+
+        def __init__(self, params: RunParams, info: InterpreterInfo | None) -> None:
+            super().__init__()
+            self.params, self.info = params, info
+
+    def __init__(self, python: str | None = None, output: Path | None = None) -> None:
+        super().__init__()
+        self.python = python or sys.executable
+        self.output = output
+        self.info: InterpreterInfo | None = None
+        self.probe_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="form"):
+            yield Static(Text("Detecting the interpreter…"), id="detection")
+            with Horizontal(id="buttons"):
+                yield Button("Run", id="run", variant="success", disabled=True)
+                yield Button("CPU check (no profile)", id="cpu-check")
+                yield Button("Open sample capture", id="sample")
+            yield Static(id="findings")
+            with Horizontal(id="columns"):
+                with Vertical(classes="column"):
+                    yield Label("Payload: vecadd", classes="heading")
+                    for field, (title, default, parse) in FIELDS.items():
+                        with Horizontal(classes="field-row"):
+                            yield Label(title, classes="field-label")
+                            yield Input(default, id=field, validators=[ParamValidator(parse)])
+                        yield Label("", id=f"{field}-error", classes="error")
+                    with Horizontal(classes="field-row"):
+                        yield Label("Device", classes="field-label")
+                        yield Select([("auto", "auto"), ("cpu (Triton interpreter)", "cpu")], value="auto",
+                                     allow_blank=False, id="device")
+                    yield Label("Interpreter (the workload's Python; Enter re-detects)")
+                    yield Input(self.python, id="python")
+                with Vertical(classes="column"):
+                    yield Label("Proton", classes="heading")
+                    with Horizontal(classes="switch-row"):
+                        yield Switch(True, id="profile")
+                        yield Label("profile with Proton")
+                        yield Switch(True, id="hook")
+                        yield Label("triton hook (-k triton)")
+                    yield Label("Backend")
+                    with RadioSet(id="backend"):
+                        for backend in BACKENDS:
+                            yield RadioButton(backend, value=backend == "auto", name=backend)
+                    with Horizontal(classes="radio-row"):
+                        for field, choices in (("context", CONTEXTS), ("mode", MODES)):
+                            with Vertical():
+                                yield Label(field.capitalize())
+                                with RadioSet(id=field):
+                                    for choice in choices:
+                                        yield RadioButton(choice, value=choice == choices[0], name=choice)
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.title = "proton-tui — new capture"
+        for error_label in self.query(".error"):
+            error_label.display = False
+        self.detect(self.python)
+
+    # ---- detection ----------------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
+    def detect(self, python: str) -> None:
+        """Probe the workload's interpreter off the UI thread; the answer comes back as a message."""
+        try:
+            self.post_message(Detected(python, probe_interpreter(python), None))
+        except ProbeError as error:
+            self.post_message(Detected(python, None, str(error)))
+
+    def on_detected(self, message: Detected) -> None:
+        if message.python != self.query_one("#python", Input).value:
+            return  # an answer for an interpreter the user has since replaced
+        self.info, self.probe_error = message.info, message.error
+        self.query_one("#detection", Static).update(Text(self.detection_text()))
+        if self.info is not None:
+            devices = [("auto", "auto"), ("cpu (Triton interpreter)", "cpu")]
+            devices += [(f"{i}: {name}", str(i)) for i, name in enumerate(self.info.gpu_names)]
+            self.query_one("#device", Select).set_options(devices)
+            if not self.info.gpu_count:
+                self.query_one("#profile", Switch).value = False
+        self.refresh_form()
+
+    def detection_text(self) -> str:
+        if self.info is None:
+            return f"Interpreter {self.python}: {self.probe_error}"
+        info = self.info
+        triton = f"Triton {info.triton_version}" if info.triton_version else f"no Triton ({info.triton_error})"
+        torch = f"torch {info.torch_version}" if info.torch_version else "no torch"
+        if info.gpu_count:
+            gpus = f"{info.gpu_count} {info.gpu_vendor} GPU(s): {', '.join(info.gpu_names)}"
+        else:
+            gpus = ("no GPU found: Proton needs one. Run the CPU check (payload through the Triton interpreter, "
+                    "no profile) or open the sample capture from an H200")
+        return f"Python {info.python_version} · {triton} · {torch} · {gpus}"
+
+    # ---- the form -----------------------------------------------------------------------------------------------
+    def _choice(self, radio_id: str) -> str:
+        pressed = self.query_one(f"#{radio_id}", RadioSet).pressed_button
+        return pressed.name if pressed is not None else ""
+
+    def form_params(self, **overrides) -> RunParams:
+        """The form as RunParams; raises ParamError naming the first bad field."""
+        values = {
+            "size": self.query_one("#size", Input).value,
+            "iters": self.query_one("#iters", Input).value,
+            "block_size": self.query_one("#block_size", Input).value,
+            "backend": self._choice("backend"),
+            "context": self._choice("context"),
+            "mode": self._choice("mode"),
+            "hook": self.query_one("#hook", Switch).value,
+            "python": self.query_one("#python", Input).value,
+            "device": str(self.query_one("#device", Select).value),
+            "profile": self.query_one("#profile", Switch).value,
+        }
+        if self.output is not None:
+            values["output"] = self.output
+        return RunParams(**{**values, **overrides})
+
+    def findings_for(self, params: RunParams) -> list[Finding]:
+        return check_rules(params, self.info) if self.info is not None else []
+
+    def refresh_form(self) -> None:
+        """Re-check everything: field messages, backends this interpreter cannot run, rules, the Run button."""
+        run = self.query_one("#run", Button)
+        try:
+            params = self.form_params()
+        except ParamError as error:
+            self.query_one("#findings", Static).update(Text(f"✗ {error}", style="bold red"))
+            run.disabled = True
+            return
+        for button in self.query_one("#backend", RadioSet).query(RadioButton):
+            refusals = [f for f in self.findings_for(replace(params, backend=button.name)) if f.refuses]
+            button.tooltip = refusals[0].message if refusals and params.profile else None
+            button.disabled = button.tooltip is not None and button.name != params.backend
+        findings = self.findings_for(params)
+        lines = [f"{'✗' if f.refuses else '!'} {f.message}" for f in findings]
+        if params.profile:
+            lines += [
+                f"· {button.name} unavailable: {button.tooltip}"
+                for button in self.query_one("#backend", RadioSet).query(RadioButton)
+                if button.tooltip and button.name != params.backend
+            ]
+        self.query_one("#findings", Static).update(Text("\n".join(lines)))
+        run.disabled = self.info is None or any(f.refuses for f in findings)
+
+    @on(Input.Changed)
+    def field_changed(self, event: Input.Changed) -> None:
+        if event.input.id in FIELDS:
+            result = event.validation_result
+            message = "" if result is None or result.is_valid else "; ".join(result.failure_descriptions)
+            error_label = self.query_one(f"#{event.input.id}-error", Label)
+            error_label.update(Text(message))
+            error_label.display = bool(message)
+        if event.input.id != "python":
+            self.refresh_form()
+
+    @on(Input.Submitted, "#python")
+    def interpreter_changed(self, event: Input.Submitted) -> None:
+        self.python, self.info = event.value, None
+        self.query_one("#detection", Static).update(Text(f"Detecting {event.value}…"))
+        self.query_one("#run", Button).disabled = True
+        self.detect(event.value)
+
+    @on(RadioSet.Changed)
+    @on(Switch.Changed)
+    @on(Select.Changed)
+    def choice_changed(self) -> None:
+        self.refresh_form()
+
+    # ---- actions ------------------------------------------------------------------------------------------------
+    @on(Button.Pressed, "#run")
+    def action_run(self) -> None:
+        if self.query_one("#run", Button).disabled:
+            self.notify("Fix the form first: see the messages above Run.", severity="warning")
+            return
+        self.post_message(self.RunRequested(self.form_params(), self.info))
+
+    @on(Button.Pressed, "#cpu-check")
+    def action_cpu_check(self) -> None:
+        try:
+            params = self.form_params(device="cpu", profile=False)
+        except ParamError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.post_message(self.RunRequested(params, self.info))
+
+    @on(Button.Pressed, "#sample")
+    def open_sample(self) -> None:
+        self.run_action("app.open_sample")

@@ -1,0 +1,160 @@
+"""The run screen: the payload's output streamed live, a status line, then the verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ...capture.classify import OutputClassifier, Outcome
+from ...capture.params import RunParams
+from ...capture.probe import ProbeError
+from ...capture.session import RunResult, execute_run, plan_run
+from ...capture.rundir import STDOUT_LOG
+from ..messages import RunFinished, ViewCapture
+from ..widgets.batched_log import FLUSH_S, BatchedLog
+from ..widgets.key_bar import KeyBar
+from ..widgets.verdict import VerdictPanel
+
+class RunScreen(Screen):
+    """Runs one capture (or shows a finished one) with its output, status and verdict."""
+
+    BINDINGS = [
+        Binding("escape,x", "cancel", "Cancel run"),
+        Binding("enter,v", "view", "View capture"),
+        Binding("b", "back", "Back to form"),
+        Binding("f4", "app.show_runs", "Runs"),
+        Binding("f1", "app.help", "Help"),
+    ]
+
+    def __init__(self, params: RunParams | None = None, finished: RunResult | None = None) -> None:
+        super().__init__()
+        self.params = params
+        self.result = finished
+        self.problem: str | None = None
+        self.signals = OutputClassifier()
+        self.stop = asyncio.Event()
+        self.started = time.monotonic()
+        self.run_dir: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-status")
+        yield Static(id="run-command")
+        yield VerdictPanel(id="verdict-panel")
+        yield BatchedLog(id="run-log")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        self.title = "proton-tui — run"
+        self.query_one("#verdict-panel").display = False
+        if self.result is None:
+            self.flusher = self.set_interval(FLUSH_S, self.flush)
+            self.capture()
+        else:
+            log_path = self.result.run_dir / STDOUT_LOG
+            lines = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
+            self.on_lines(lines)
+            self.flush()
+            self.show_result()
+
+    @property
+    def running(self) -> bool:
+        return self.result is None and self.problem is None
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "cancel":
+            return self.running or None
+        if action == "view":
+            return (self.result is not None and self.result.profile is not None) or None
+        if action == "back":
+            return (not self.running) or None
+        return True
+
+    # ---- the run ------------------------------------------------------------------------------------------------
+    @work(exclusive=True, group="capture", exit_on_error=False)
+    async def capture(self) -> None:
+        """Plan (probe off the UI thread) and execute; the outcome comes back as RunFinished."""
+        try:
+            plan = await asyncio.to_thread(plan_run, self.params)
+        except (ProbeError, FileNotFoundError) as error:
+            self.post_message(RunFinished(None, f"could not start: {error}"))
+            return
+        if plan.refusal:
+            self.post_message(RunFinished(None, plan.refusal.message))
+            return
+        for warning in plan.warnings:
+            self.on_lines([f"proton-tui: warning: {warning}"])
+        result = await execute_run(plan, self.on_lines, stop=self.stop, on_start=self.on_start)
+        self.post_message(RunFinished(result))
+
+    def on_start(self, run_dir, command) -> None:
+        self.run_dir = str(run_dir)
+        self.query_one("#run-command", Static).update(Text(f"$ {command.display()}\n→ {run_dir}"))
+
+    def on_lines(self, lines: list[str]) -> None:
+        """Called with each batch of output; the log is written by the flush timer."""
+        self.query_one(BatchedLog).add(lines)
+        self.signals.feed(lines)
+
+    def flush(self) -> None:
+        self.query_one(BatchedLog).flush()
+        self.query_one("#run-status", Static).update(Text(self.status_text()))
+
+    def status_text(self) -> str:
+        signals = self.signals.signals
+        if self.result is not None:
+            state = self.result.verdict.outcome.value
+            elapsed = self.result.process.wall_s
+        elif self.problem is not None:
+            state, elapsed = "not run", 0.0
+        else:
+            state, elapsed = "running", time.monotonic() - self.started
+        parts = [f"{state}", f"{elapsed:.1f} s"]
+        if signals.device:
+            parts.append(f"device {signals.device}")
+        if signals.max_abs_err is not None:
+            parts.append(f"max_abs_err={signals.max_abs_err:.3e}")
+        if signals.result:
+            parts.append(signals.result)
+        return "  ·  ".join(parts)
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.result, self.problem = message.result, message.problem
+        if hasattr(self, "flusher"):
+            self.flusher.stop()
+        self.flush()
+        self.refresh_bindings()
+        self.show_result()
+        if message.result is not None and message.result.profile is not None and not message.result.profile.is_empty:
+            self.action_view()
+
+    def show_result(self) -> None:
+        """The verdict panel: its message and remedies; green on PASS."""
+        if self.result is not None:
+            verdict = self.result.verdict
+            lines = [verdict.message] + [f"→ {hint}" for hint in verdict.hints]
+            passed = verdict.outcome is Outcome.PASS
+        else:
+            lines, passed = [self.problem or ""], False
+        self.query_one(VerdictPanel).show("\n".join(lines), passed)
+        self.query_one("#run-status", Static).update(Text(self.status_text()))
+
+    # ---- actions ------------------------------------------------------------------------------------------------
+    def action_cancel(self) -> None:
+        if self.running:
+            self.stop.set()
+            self.notify("Cancelling: ending the run's process group…", timeout=2)
+
+    def action_view(self) -> None:
+        if self.result is not None and self.result.profile is not None:
+            self.post_message(ViewCapture(self.result.profile, self.result))
+
+    def action_back(self) -> None:
+        if not self.running:
+            self.dismiss()

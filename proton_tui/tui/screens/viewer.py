@@ -1,0 +1,285 @@
+"""The capture viewer: the header, the kernel-time table, the selected row's details; filter, search, export and
+compare."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
+
+from ...diff import diff_profiles
+from ...export import export_text, format_for_path, write_export
+from ...filters import FilterError, ViewFilter
+from ...formatting import format_percent
+from ...hatchet import CaptureError, Profile, load_profile
+from ...names import Names, demangler_available
+from ...report import details_text, device_lines, header_line, kernel_details, node_details
+from ..messages import LoadFailed, NamesReady, Opening, ShowDiff, ShowRunLog
+from ..widgets.key_bar import KeyBar
+from ..widgets.profile_table import ProfileTable
+from ..widgets.verdict import VerdictPanel
+from ..widgets.path_dialog import PathDialog
+
+if TYPE_CHECKING:
+    from ...capture.session import RunResult
+
+LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
+FILTER_DELAY_S = 0.3
+FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
+
+EMPTY_EXPLANATION = (
+    "The capture holds only ROOT: no kernel was recorded.\n\n"
+    "Common causes: the instrumentation backend on a kernel without proton.language scopes; roctracer pinned with "
+    "-b under Proton's CLI on Triton ≤ 3.7 (use env mode); TRITON_PROTON_DISABLE=1; a script that launched no GPU "
+    "kernel."
+)
+
+
+class ProfileScreen(Screen):
+    """A capture's header, its kernel-time table and the selected row's details; with the run that made it."""
+
+    BINDINGS = [
+        Binding("q", "app.quit", "Quit"),
+        Binding("f", "filter", "Filter"),
+        Binding("slash", "search", "Search"),
+        Binding("F", "clear_filter", "Clear filter", show=False),
+        Binding("escape", "close_bars", "Close bar", show=False),
+        Binding("x", "export", "Export"),
+        Binding("m", "compare", "Compare"),
+        Binding("l", "log", "Run log"),
+        Binding("f4", "app.show_runs", "Runs"),
+        Binding("f1,question_mark", "app.help", "Help"),
+    ]
+
+    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
+        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
+        super().__init__()
+        self.profile, self.run, self.opening = profile, run, opening
+        self.view_filter = opening.view_filter if opening is not None else ViewFilter()
+        self.filter_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        if self.run is not None:
+            banner = VerdictPanel(id="run-banner")
+            banner.show(self.run.banner(), self.run.verdict.passed)
+            yield banner
+        summary = self.opening.label if self.profile is None else self.summary_text(self.profile)
+        yield Static(Text(summary), id="summary")
+        yield from self.body()
+        yield KeyBar()
+
+    def body(self) -> list[Widget]:
+        """What shows the profile under its summary: the table and the details, or why there is nothing to show.
+        While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
+        if self.profile is not None and self.profile.is_empty:
+            return [Static(Text(EMPTY_EXPLANATION), id="empty")]
+        widgets = [ProfileTable(self.profile, id="table"), Static(id="detail")]
+        for widget in widgets:
+            widget.display = self.profile is not None
+        return widgets
+
+    def on_mount(self) -> None:
+        if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
+            self.title = f"proton-tui — {self.opening.path.name}"
+        else:
+            self.title = f"proton-tui — {self.profile.path.name}"
+            self.body_mounted()
+
+    async def finish_opening(self) -> None:
+        """Load the capture being opened (the loader child has worked meanwhile) and show it."""
+        try:
+            self.profile = self.opening.finish()
+        except CaptureError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
+        table, shown = self.query_one(ProfileTable), self.query("#table, #detail")
+        if self.profile.is_empty:
+            await shown.remove()
+            await self.mount_all(self.body(), before=self.query_one(KeyBar))
+        else:
+            table.load(self.profile)
+            if self.view_filter:
+                self.show_filtered(self.view_filter)
+            shown.set(display=True)
+            self.body_mounted()  # focus set before the table's first paint: one paint, not two
+
+    def body_mounted(self) -> None:
+        if not self.profile.is_empty:
+            self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
+            self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "log":
+            return (self.run is not None) or None
+        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare"):
+            return (self.profile is not None and not self.profile.is_empty) or None
+        return True
+
+    def summary_text(self, shown: Profile) -> str:
+        lines = [header_line(shown)]
+        if shown.reference_total is not None:
+            lines[0] += f"  (filtered: {format_percent(shown.percent(shown.total))} of the capture)"
+        return "\n".join(lines + device_lines(shown))
+
+    # ---- readable names -----------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="names", exit_on_error=False)
+    def load_readable_names(self) -> None:
+        """Demangle every distinct name off the UI thread (one c++filt run); the table switches when it lands."""
+        self.post_message(NamesReady(Names.demangled(set(self.profile.names))))
+
+    def on_names_ready(self, message: NamesReady) -> None:
+        table = self.query_one(ProfileTable)
+        table.set_names(message.names.with_raw(table.display_spec.names.raw))
+        if self.view_filter.include is not None or self.view_filter.exclude is not None:
+            self.show_filtered(self.view_filter)  # a filter matches readable names too
+        if not demangler_available():
+            self.notify("c++filt not found: C++ names stay mangled (install binutils)", severity="warning")
+
+    # ---- details ------------------------------------------------------------------------------------------------
+    def on_profile_table_highlighted(self, event: ProfileTable.Highlighted) -> None:
+        # The pane's height is fixed: a new row repaints it alone, the table keeps its place.
+        display = event.table.display_spec
+        rows = kernel_details(display, event.kernel) if event.kernel is not None else node_details(display,
+                                                                                                     event.node)
+        self.query_one("#detail", Static).update(Text(details_text(rows)), layout=False)
+
+    # ---- filter and search --------------------------------------------------------------------------------------
+    async def mount_bars(self) -> None:
+        """The filter bar above the table and the search bar below it, hidden, once one is first asked for: their
+        five inputs were ~0.04 s of every viewer's start on a 2-core machine."""
+        if self.query("#filter-bar"):
+            return
+        filter_bar = Horizontal(
+            Input(placeholder="include regex", id="include"),
+            Input(placeholder="exclude regex", id="exclude"),
+            Input(placeholder="min % of total", id="threshold", type="number"),
+            Input(placeholder="max depth", id="depth", type="integer"),
+            id="filter-bar", classes="bar",
+        )
+        search_bar = Horizontal(
+            Input(placeholder="search names (regex, case-insensitive); Enter to find, n/N next/previous", id="search"),
+            id="search-bar", classes="bar",
+        )
+        error = Label("", id="filter-error", classes="error")
+        filter_bar.display = search_bar.display = error.display = False
+        table = self.query_one(ProfileTable)
+        await self.mount(filter_bar, error, before=table)
+        await self.mount(search_bar, after=table)
+
+    async def action_filter(self) -> None:
+        await self.mount_bars()
+        self.query_one("#filter-bar").display = True
+        self.query_one("#include", Input).focus()
+
+    async def action_search(self) -> None:
+        await self.mount_bars()
+        self.query_one("#search-bar").display = True
+        self.query_one("#search", Input).focus()
+
+    def action_close_bars(self) -> None:
+        for bar in self.query(".bar"):
+            bar.display = False
+        self.query_one(ProfileTable).focus()
+
+    def action_clear_filter(self) -> None:
+        if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
+            return
+        for field in ("include", "exclude", "threshold", "depth", "search"):
+            self.query_one(f"#{field}", Input).value = ""
+        self.apply_filter()
+        self.query_one(ProfileTable).clear_matches()
+
+    @on(Input.Changed, "#filter-bar Input")
+    def filter_changed(self) -> None:
+        if self.profile.node_count <= LIVE_FILTER_NODES:
+            if self.filter_timer is not None:
+                self.filter_timer.stop()
+            self.filter_timer = self.set_timer(FILTER_DELAY_S, self.apply_filter)
+
+    @on(Input.Submitted, "#filter-bar Input")
+    def filter_submitted(self) -> None:
+        self.apply_filter()
+        self.query_one(ProfileTable).focus()
+
+    def apply_filter(self) -> None:
+        """Prune the table from the filter bar: include/exclude recompute totals; threshold and depth hide rows."""
+        error_label = self.query_one("#filter-error", Label)
+        values = {field: self.query_one(f"#{field}", Input).value for field in FILTER_LABELS}
+        try:
+            chosen = ViewFilter.parse(**values, labels=FILTER_LABELS)
+        except FilterError as error:
+            error_label.update(Text(str(error)))
+            error_label.display = True
+            return
+        error_label.display = False
+        self.show_filtered(chosen)
+
+    def show_filtered(self, chosen: ViewFilter) -> None:
+        """Show the capture through a filter, matched against the names as the table shows them."""
+        self.view_filter = chosen
+        table = self.query_one(ProfileTable)
+        shown, mask = chosen.apply(self.profile, table.display_spec.names)
+        table.redisplay(profile=shown, shown=mask)
+        self.query_one("#summary", Static).update(Text(self.summary_text(shown)))
+
+    @on(Input.Submitted, "#search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        table = self.query_one(ProfileTable)
+        if not event.value:
+            table.clear_matches()
+            return
+        try:
+            pattern = re.compile(event.value, re.IGNORECASE)
+        except re.error:
+            pattern = re.compile(re.escape(event.value), re.IGNORECASE)
+        found = table.search(pattern)
+        self.notify(f"{found} match(es) for {event.value!r}" + ("; n/N next/previous" if found > 1 else ""),
+                    timeout=3, markup=False)
+        table.focus()
+
+    # ---- export, compare, log ------------------------------------------------------------------------------------
+    def action_export(self) -> None:
+        table = self.query_one(ProfileTable)
+        view = "kernels" if table.show_kernels else "tree"
+        suggested = f"{self.profile.path.stem}-{view}.csv"
+
+        def write(path: str | None) -> None:
+            if path:
+                self.notify(f"Exported the {view} view to {path}", timeout=4, markup=False)
+
+        self.app.push_screen(
+            PathDialog(
+                f"Export the {view} view (as shown) to .csv, .json or .md",
+                suggested,
+                lambda path: write_export(path, export_text(table.display_spec, view=view, fmt=format_for_path(path))),
+            ),
+            write,
+        )
+
+    def action_compare(self) -> None:
+        names = self.query_one(ProfileTable).display_spec.names
+
+        def compare(path: str):
+            return diff_profiles(self.profile, load_profile(Path(path)))
+
+        def show(diff) -> None:
+            if diff is not None:
+                self.post_message(ShowDiff(diff, names))
+
+        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare), show)
+
+    def action_log(self) -> None:
+        """Back to the run's output."""
+        if self.run is not None:
+            self.post_message(ShowRunLog(self.run))

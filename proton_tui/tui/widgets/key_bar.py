@@ -1,0 +1,90 @@
+"""The key bar at the bottom of every screen, drawn by one widget."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.screen import Screen
+from textual.widget import Widget
+
+
+class KeyBar(Widget, can_focus=False):
+    """The screen's shown keys on one line, like Textual's Footer (same colours; a click presses the key) but one
+    widget: Textual's builds a widget per key after a screen's first paint, ~0.1 s of CSS work on a 2-core machine
+    that the first keypress waited for (`benchmarks/README.md`)."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"footer--key", "footer--description"}
+    DEFAULT_CSS = """
+    KeyBar { dock: bottom; height: 1; color: $footer-foreground; background: $footer-background; }
+    KeyBar > .footer--key { color: $footer-key-foreground; background: $footer-key-background; text-style: bold; }
+    KeyBar > .footer--description { color: $footer-description-foreground; background: $footer-description-background; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: tuple[tuple[str, str, str, bool], ...] = ()  # (key, key as displayed, description, enabled)
+        self.spans: list[tuple[int, int, str, bool]] = []  # (first cell, end cell, key, enabled) as last drawn
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """Redraw when the keys to show (or whether they apply) changed; one key per action, as Textual's does, and
+        the command palette's key last."""
+        active = screen.active_bindings
+        listed = [(binding, enabled) for _, binding, enabled, _ in active.values() if binding.show]
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
+        if palette is not None:
+            listed.append(palette[1:3])
+        by_action: dict[str, tuple[str, str, str, bool]] = {}
+        for binding, enabled in listed:
+            by_action.setdefault(binding.action, (binding.key, self.app.get_key_display(binding),
+                                                  binding.description, enabled))
+        shown = tuple(by_action.values())
+        if shown != self.shown:
+            self.shown = shown
+            self.refresh()
+
+    def render(self) -> Text:
+        styles = self.get_component_rich_style("footer--key"), self.get_component_rich_style("footer--description")
+        keys, palette = self.shown, ()
+        if keys and keys[-1][0] == self.app.COMMAND_PALETTE_BINDING:  # kept visible at the right end
+            keys, palette = keys[:-1], keys[-1:]
+        right = Text(end="")
+        for shown in palette:
+            _draw_key(right, shown, styles)
+        room = max(self.size.width - right.cell_len, 0)
+        line, self.spans = Text(end=""), []
+        for shown in keys:
+            start = line.cell_len
+            _draw_key(line, shown, styles)
+            if line.cell_len <= room:  # keys that do not fit are cut, as Textual's footer hides them
+                self.spans.append((start, line.cell_len, shown[0], shown[3]))
+        line.truncate(room, overflow="ellipsis", pad=True)
+        if palette:
+            self.spans.append((room, room + right.cell_len, palette[0][0], palette[0][3]))
+        return line + right
+
+    def on_click(self, event: events.Click) -> None:
+        """Press the key under the pointer (a bell for one that does not apply now)."""
+        for start, end, key, enabled in self.spans:
+            if start <= event.x < end:
+                if enabled:
+                    self.app.simulate_key(key)
+                else:
+                    self.app.bell()
+                return
+
+
+def _draw_key(line: Text, shown: tuple[str, str, str, bool], styles: tuple[Style, Style]) -> None:
+    """Append one key as Textual's footer draws it: the key on its colour, then its description."""
+    _, display, description, enabled = shown
+    key_style, description_style = styles if enabled else (style + Style(dim=True) for style in styles)
+    line.append(f" {display} ", key_style)
+    line.append(f"{description} ", description_style)

@@ -1,0 +1,224 @@
+"""The rows of the kernel-time table, without Textual: which nodes (or kernels) are rows, in what order, what is
+open, where the search hits are, and each row's text. The widget (`profile_table`) only draws what this computes,
+so everything here is tested without a pilot.
+
+Rows are node ids in display order; expanding splices a node's visible descendants in, so a million-node capture
+costs a list of ints, not a widget per node.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.cells import cell_len, set_cell_size
+
+from ...display import Display
+from ...formatting import Column, columns, kernel_cells, node_cells
+from ...hatchet import KernelStats, Profile
+
+MIN_NAME_WIDTH = 24
+AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
+OPEN, CLOSED, LEAF = "▾ ", "▸ ", "  "
+
+
+def fit(text: str, width: int) -> str:
+    """Cut text to a cell width with an ellipsis, then pad it to exactly that width (linear in the text's length:
+    every visible row goes through here on every repaint)."""
+    if width <= 0:
+        return ""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…"
+    return set_cell_size(text, width)
+
+
+def node_key(profile: Profile, node: int) -> tuple[str, ...]:
+    """A node's names from ROOT down: survives filtering, which renumbers nodes."""
+    return tuple(profile.names[step] for step in [*reversed(profile.ancestors(node)), node])
+
+
+def find_node(profile: Profile, key: tuple[str, ...]) -> int | None:
+    """The node a key names in another (filtered) profile, walking down from ROOT; None when it is gone."""
+    node = 0
+    for name in key[1:]:
+        node = next((kid for kid in profile.children[node] if profile.names[kid] == name), None)
+        if node is None:
+            return None
+    return node
+
+
+class TableRows:
+    """The table's rows for a Display: the tree (open nodes' children spliced in) or the flat kernel summary."""
+
+    def __init__(self, display: Display) -> None:
+        self.show_kernels = False
+        self.kernels: list[KernelStats] = []
+        self.rows: list[int] = []  # node ids (tree) or positions in self.kernels (summary)
+        self.matches = []
+        self.load(display)
+
+    @property
+    def profile(self) -> Profile:
+        return self.display.profile
+
+    def load(self, display: Display) -> None:
+        """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
+        self.display, self.columns, self.expanded = display, columns(display.profile), {0}
+        self.rebuild()
+        if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
+            self.expanded.update(self.rows[1:])
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        if self.show_kernels:
+            self.kernels = self.display.kernels()
+            self.rows = list(range(len(self.kernels)))
+        else:
+            self.rows = list(self.display.walk(0, self.expanded))
+
+    def node_at(self, row: int) -> int | None:
+        """The node a row shows in the tree (None in the kernel summary)."""
+        return None if self.show_kernels or not 0 <= row < len(self.rows) else self.rows[row]
+
+    def kernel_at(self, row: int) -> KernelStats | None:
+        return self.kernels[self.rows[row]] if self.show_kernels and 0 <= row < len(self.rows) else None
+
+    def row_of(self, node: int | None, fallback: int = 0) -> int:
+        """The row showing a node, or `fallback` (clamped to the rows) when it is not shown."""
+        if node is not None and not self.show_kernels:
+            try:
+                return self.rows.index(node)
+            except ValueError:
+                pass
+        return max(0, min(fallback, len(self.rows) - 1))
+
+    # ---- opening and closing ------------------------------------------------------------------------------------
+    def expand(self, node: int, at: int | None = None) -> bool:
+        """Open one node (shown at row `at` when known), splicing its visible descendants in after it."""
+        if self.show_kernels or node in self.expanded or not self.display.has_children(node):
+            return False
+        self.expanded.add(node)
+        at = self.rows.index(node) if at is None else at
+        below = self.display.walk(node, self.expanded)
+        next(below)
+        self.rows[at + 1 : at + 1] = list(below)
+        return True
+
+    def collapse(self, node: int) -> bool:
+        """Close one node, removing the rows below it."""
+        if self.show_kernels or node not in self.expanded:
+            return False
+        self.expanded.discard(node)
+        at = self.rows.index(node)
+        depth, depths, end = self.profile.depths[node], self.profile.depths, at + 1
+        while end < len(self.rows) and depths[self.rows[end]] > depth:
+            end += 1
+        del self.rows[at + 1 : end]
+        return True
+
+    def expand_all(self) -> None:
+        self.expanded = {n for n in range(self.profile.node_count) if self.profile.children[n]}
+        self.rebuild()
+
+    def collapse_all(self) -> None:
+        self.expanded = {0}
+        self.rebuild()
+
+    def toggle_summary(self) -> None:
+        self.show_kernels = not self.show_kernels
+        self.matches = []
+        self.rebuild()
+
+    def redisplay(self, display: Display) -> None:
+        """Swap in another display of the capture (a filter, a sort, names), keeping what was open."""
+        if display.profile is not self.profile:
+            open_keys = {node_key(self.profile, node) for node in self.expanded}
+            self.expanded = {node for key in open_keys if (node := find_node(display.profile, key)) is not None}
+            self.expanded.add(0)
+            self.matches = []
+            self.columns = columns(display.profile)
+        self.display = display
+        self.rebuild()
+
+    def moved(self, node: int | None, profile: Profile) -> int | None:
+        """The node of an earlier profile (before a filter) in the current one."""
+        if node is None:
+            return None
+        return node if profile is self.profile else find_node(self.profile, node_key(profile, node))
+
+    # ---- search -------------------------------------------------------------------------------------------------
+    @property
+    def matches(self) -> list[int]:
+        """Search hits: node ids (tree) or kernel positions (summary)."""
+        return self._matches
+
+    @matches.setter
+    def matches(self, hits: list[int]) -> None:
+        self._matches, self.match_set = hits, set(hits)
+
+    def search(self, pattern: re.Pattern) -> int:
+        """Find the nodes (or kernels) whose shown or raw name matches; their number."""
+        names = self.display.names
+        if self.show_kernels:
+            self.matches = [i for i, k in enumerate(self.kernels) if names.matches(pattern, k.name)]
+        else:
+            raw, shown = self.profile.names, self.display.shown
+            self.matches = [n for n in range(1, self.profile.node_count) if names.matches(pattern, raw[n])
+                            and (shown is None or all(shown[a] for a in [n, *self.profile.ancestors(n)]))]
+        return len(self.matches)
+
+    def next_match(self, row: int, direction: int) -> int | None:
+        """The row of the next (or previous) match after `row`, opening its ancestors; None without matches."""
+        if not self.matches:
+            return None
+        if self.show_kernels:
+            ahead = [m for m in self.matches if (m - row) * direction > 0]
+            return (ahead[0] if direction > 0 else ahead[-1]) if ahead else self.matches[0 if direction > 0 else -1]
+        order = {node: index for index, node in enumerate(self.display.walk())}
+        ranked = sorted(self.matches, key=order.__getitem__)
+        here = order.get(self.node_at(row), -1)
+        ahead = [m for m in ranked if (order[m] - here) * direction > 0]
+        return self.reveal((ahead[0] if direction > 0 else ahead[-1]) if ahead else ranked[0 if direction > 0 else -1])
+
+    def reveal(self, node: int) -> int:
+        """Open every ancestor of a node; its row."""
+        ancestors = self.profile.ancestors(node)
+        if any(a not in self.expanded for a in ancestors):
+            self.expanded.update(ancestors)
+            self.rebuild()
+        return self.rows.index(node)
+
+    # ---- text ---------------------------------------------------------------------------------------------------
+    def visible_columns(self, width: int) -> list[Column]:
+        """The columns that fit beside a name of MIN_NAME_WIDTH cells: whole columns are left out from the right,
+        a number is never cut."""
+        shown, used = [], MIN_NAME_WIDTH
+        for col in self.columns:
+            if used + col.width + 2 > width:
+                break
+            shown.append(col)
+            used += col.width + 2
+        return shown
+
+    def line(self, name: str, cells: list[str], width: int) -> str:
+        cols = self.visible_columns(width)
+        numbers = "".join("  " + cell.rjust(col.width) for cell, col in zip(cells, cols))
+        return fit(name, max(MIN_NAME_WIDTH, width - len(numbers))) + numbers if width >= MIN_NAME_WIDTH \
+            else fit(name, width)
+
+    def header(self, width: int) -> str:
+        """The column titles, aligned with the rows; the sort column carries ▼ (descending) or ▲ (ascending)."""
+        arrow = "▼" if self.display.descending else "▲"
+        sort_column = self.display.sort.column
+        titles = [arrow + col.title if col.key == sort_column else col.title for col in self.columns]
+        name = ("kernel" if self.show_kernels else "name") + (f" {arrow}" if sort_column is None else "")
+        return self.line(name, titles, width)
+
+    def text(self, row: int, width: int) -> str:
+        """One row as plain text (the name is data: never parsed as markup)."""
+        display, profile = self.display, self.profile
+        if self.show_kernels:
+            kernel = self.kernels[self.rows[row]]
+            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel), width)
+        node = self.rows[row]
+        marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
+        return self.line(display.guide(node) + marker + display.name(node), node_cells(profile, node), width)
