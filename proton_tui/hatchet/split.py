@@ -108,10 +108,10 @@ class Split:
         self.close(kill=mine is None)  # else it has sent its part (or given up) and is exiting
         if mine is None or theirs is None:
             return None
-        profile, graft = mine
+        profile, at = mine
         if theirs.node_count and theirs.unit != profile.unit:  # e.g. times only in one part: let one process decide
             return None
-        graft(profile, theirs, graft)
+        graft(profile, theirs, at)
         return profile
 
     def close(self, kill: bool = True) -> None:

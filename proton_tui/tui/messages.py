@@ -26,7 +26,7 @@ class Opening:
     path: Path
     label: str
     finish: Callable[[], Profile]
-    view_filter: ViewFilter
+    view_filter: ViewFilter = ViewFilter()
 
 
 class NamesReady(Message):

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
+
 from proton_tui.capture.payload import payload_path
 from proton_tui.capture.probe import probe_interpreter
 
-ROOT = Path(__file__).parents[1]
+ROOT = REPO
 VECADD = ROOT / "payload" / "vecadd.py"
 PY = sys.executable
 TINY = ["--size", "2048", "--iters", "2"]

@@ -8,16 +8,18 @@ from rich.cells import cell_len
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
-from proton_tui.tui.footer import Footer
-from proton_tui.tui.profile_table import ProfileTable, fit
-from proton_tui.tui.screens import HelpScreen, Opening
-from tests.conftest import capture_path, kernel, scope
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.widgets.table_rows import fit
+from proton_tui.tui.messages import Opening
+from proton_tui.tui.screens.help import HelpScreen
+from tests.helpers import capture_path, kernel, scope, wait_for
 
 SIZE = (120, 36)
 
 
 def visible_names(table: ProfileTable) -> list[str]:
-    return [table.profile.names[node] for node in table.rows]
+    return [table.profile.names[node] for node in table.model.rows]
 
 
 async def test_expand_collapse_and_all():
@@ -26,12 +28,12 @@ async def test_expand_collapse_and_all():
         table = app.screen.query_one(ProfileTable)
         assert visible_names(table) == ["ROOT", "step", "backward", "forward", "optimizer"]
         await pilot.press("down", "down", "enter")  # open "backward"
-        assert len(table.rows) == 5 + len(table.profile.children[table.rows[2]]) == 5 + 26
-        assert table.profile.names[table.rows[3]].startswith("sm80_xmma_gemm")  # largest child first
+        assert len(table.model.rows) == 5 + len(table.profile.children[table.model.rows[2]]) == 5 + 26
+        assert table.profile.names[table.model.rows[3]].startswith("sm80_xmma_gemm")  # largest child first
         await pilot.press("enter")
-        assert len(table.rows) == 5
+        assert len(table.model.rows) == 5
         await pilot.press("e")
-        assert len(table.rows) == table.profile.node_count
+        assert len(table.model.rows) == table.profile.node_count
         await pilot.press("c")  # everything closed but the top level
         assert visible_names(table) == ["ROOT", "step"]
         await pilot.press("right", "right")  # ROOT is open: move to step; step is closed: open it
@@ -47,21 +49,22 @@ async def test_summary_toggle_and_sort():
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
         await pilot.press("k")
-        assert table.show_kernels and len(table.rows) == len(table.profile.kernel_stats()) == 50
-        values = [k.value for k in table.kernels]
+        assert table.show_kernels and len(table.model.rows) == len(table.profile.kernel_stats()) == 50
+        values = [k.value for k in table.model.kernels]
         assert values == sorted(values, reverse=True)
         await pilot.press("s")  # by launches
-        launches = [k.launches for k in table.kernels]
-        assert table.sort_key == "launches" and launches == sorted(launches, reverse=True)
-        assert "▼launches" in table.header_text(120)
+        launches = [k.launches for k in table.model.kernels]
+        assert table.display_spec.sort.key == "launches" and launches == sorted(launches, reverse=True)
+        assert "▼launches" in table.model.header(120)
         await pilot.press("s", "s")  # avg, then name
-        assert table.sort_key == "name"
-        names = [k.name for k in table.kernels]
-        assert names == sorted(names)
+        assert table.display_spec.sort.key == "name"
+        await wait_for(lambda: table.display_spec.names.readable is not None)
+        names = [table.display_spec.names.shown(k.name) for k in table.model.kernels]
+        assert names == sorted(names) and names[0] != table.model.kernels[0].name  # the names shown, readable
         await pilot.press("k")
-        assert not table.show_kernels and table.profile.names[table.rows[0]] == "ROOT"
+        assert not table.show_kernels and table.profile.names[table.model.rows[0]] == "ROOT"
         await pilot.press("e")
-        step_children = [table.profile.names[n] for n in table.rows if table.profile.parents[n] == 1]
+        step_children = [table.profile.names[n] for n in table.model.rows if table.profile.parents[n] == 1]
         assert step_children == ["backward", "forward", "optimizer"]  # sorted by name now
 
 
@@ -70,9 +73,9 @@ async def test_detail_shows_the_full_name_of_a_cut_row():
     async with app.run_test(size=(80, 20)) as pilot:
         table = app.screen.query_one(ProfileTable)
         await pilot.press("down", "down")  # the distribution kernel, 300+ characters
-        node = table.rows[2]
+        node = table.model.rows[2]
         full = table.profile.names[node]
-        assert len(full) > 200 and "…" in table.row_text(2, 80)
+        assert len(full) > 200 and "…" in table.model.text(2, 80)
         detail = str(app.screen.query_one("#detail").render())
         assert full in detail.replace("\n", "") and "8.74 µs" in detail
 
@@ -83,7 +86,7 @@ async def test_markup_name_shown_as_written(write_capture):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("down")
         table = app.screen.query_one(ProfileTable)
-        assert name in table.row_text(1, 120)
+        assert name in table.model.text(1, 120)
         assert name in "".join(seg.text for seg in table.render_line(2))
         assert name in str(app.screen.query_one("#detail").render())
 
@@ -121,7 +124,7 @@ async def test_footer_follows_the_focused_widget_keys():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        footer = app.screen.query_one(Footer)
+        footer = app.screen.query_one(KeyBar)
 
         def footer_keys() -> list[str]:
             return [description for _, _, description, _ in footer.shown]
@@ -136,7 +139,7 @@ async def test_footer_follows_the_focused_widget_keys():
         assert "Expand all" in footer_keys()
         footer.render()
         (summary_key_at,) = [start for start, _, key, _ in footer.spans if key == "k"]
-        await pilot.click(Footer, offset=(summary_key_at + 1, 0))
+        await pilot.click(KeyBar, offset=(summary_key_at + 1, 0))
         await pilot.pause()
         assert app.screen.query_one(ProfileTable).show_kernels
 

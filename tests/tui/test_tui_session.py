@@ -8,19 +8,20 @@ import pytest
 from textual.widgets import Button, Input, Switch
 
 from proton_tui.capture.params import RunParams
-from proton_tui.tui.app import ProtonApp, RunsScreen, sample_capture
-from proton_tui.tui.launch_screen import LaunchScreen
-from proton_tui.tui.profile_table import ProfileTable
-from proton_tui.tui.run_screen import RunScreen
-from proton_tui.tui.screens import ProfileScreen
-from tests.conftest import wait_for, payload_processes
+from proton_tui.tui.app import ProtonApp, sample_capture
+from proton_tui.tui.screens.runs import RunsScreen
+from proton_tui.tui.screens.form import FormScreen
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.screens.run import RunScreen
+from proton_tui.tui.screens.viewer import ProfileScreen
+from tests.helpers import SCRIPTS, wait_for, payload_processes
 
 SIZE = (120, 40)
 
 
-async def detected_launch(pilot) -> LaunchScreen:
+async def detected_launch(pilot) -> FormScreen:
     screen = pilot.app.screen
-    assert isinstance(screen, LaunchScreen)
+    assert isinstance(screen, FormScreen)
     await wait_for(lambda: screen.info is not None or screen.probe_error is not None)
     await pilot.pause()
     return screen
@@ -123,15 +124,15 @@ async def test_sample_capture_opens_a_real_table():
         assert isinstance(app.screen, ProfileScreen)
         table = app.screen.query_one(ProfileTable)
         assert table.profile.path == sample_capture()
-        assert "add_kernel<n=268435456>" in table.row_text(1, 120)
+        assert "add_kernel<n=268435456>" in table.model.text(1, 120)
 
 
 async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path):
     """100,000 lines reach the log (the newest LOG_LINES kept, all of them in stdout.log) while keys still work."""
-    from proton_tui.tui.batched_log import LOG_LINES
-    from proton_tui.tui.screens import HelpScreen
+    from proton_tui.tui.widgets.batched_log import LOG_LINES
+    from proton_tui.tui.screens.help import HelpScreen
 
-    flood = Path(__file__).parent / "scripts" / "flood.py"
+    flood = SCRIPTS / "flood.py"
     app = ProtonApp()
     async with app.run_test(size=SIZE) as pilot:
         params = RunParams(size=100_000, iters=1, profile=False, device="cpu", output=tmp_path, payload=flood)

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from proton_tui.display import Display
 from proton_tui.hatchet import CaptureError, load_profile
-from tests.conftest import capture_path, kernel, scope
+from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 H200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6016, "clock_rate": 1980000, "memory_clock_rate": 3201000, "num_sms": 132}}}
 
@@ -146,12 +147,12 @@ def test_deep_chain_beyond_orjson_limit_loads(write_capture):
 
 def test_filtered_recomputes_totals_and_keeps_ancestors():
     profile = load_profile(capture_path("gpt2_shadow"))
-    forward = profile.filtered(include=re.compile("^forward$"))
+    forward = profile.filtered(include=re.compile("^forward$").search)
     assert {profile.names[0], "step", "forward"} <= set(forward.names)
     assert "backward" not in forward.names
     assert forward.total == profile.inclusive[node_named(profile, "forward")]
     assert forward.percent(forward.total) == pytest.approx(100 * forward.total / profile.total)
-    no_gemm = profile.filtered(exclude=re.compile("gemm"))
+    no_gemm = profile.filtered(exclude=re.compile("gemm").search)
     assert all("gemm" not in name for name in no_gemm.names)
     assert no_gemm.total < profile.total
 
@@ -166,46 +167,16 @@ def test_shown_hides_rows_without_changing_numbers():
 
 def test_sorted_children_orders():
     profile = load_profile(capture_path("vecadd_auto"))
-    by_time = [profile.names[c] for c in profile.sorted_children(0)]
+    by_time = [profile.names[c] for c in Display(profile).children(0)]
     assert by_time[0] == "add_kernel"
-    times = [profile.inclusive[c] for c in profile.sorted_children(0)]
+    times = [profile.inclusive[c] for c in Display(profile).children(0)]
     assert times == sorted(times, reverse=True)
-    by_launches = [profile.launches[c] for c in profile.sorted_children(0, "launches")]
+    by_launches = [profile.launches[c] for c in Display(profile, sort="launches").children(0)]
     assert by_launches == sorted(by_launches, reverse=True)
-    by_name = [profile.names[c] for c in profile.sorted_children(0, "name")]
+    by_name = [profile.names[c] for c in Display(profile, sort="name").children(0)]
     assert by_name == sorted(by_name)
 
 
-BAD_INPUTS = {
-    "empty": (b"", "empty file"),
-    "whitespace": (b"\n  \n", "empty file"),
-    "truncated": (capture_path("vecadd_auto").read_bytes()[:700], "truncated"),
-    "not json": (b"hello world\n", "not valid JSON"),
-    "binary": (bytes(range(256)) * 4, "binary data"),
-    "msgpack": (b"\x92\x83\xa8children\x90", "binary data, a MessagePack capture (.hatchet_msgpack"),
-    "dict": (b'{"frame": {"name": "ROOT"}}', "expected a JSON list [tree, device_info]"),
-    "three elements": (b"[{}, {}, {}]", "expected a JSON list [tree, device_info]"),
-    "device info list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, []]', "device_info"),
-    "node not object": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [3]}, {}]', "not an object"),
-    "no frame name": (b'[{"frame": {}, "metrics": {}, "children": []}, {}]', "no frame name"),
-    "children not list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}, {}]', "'children' a list"),
-    "string metric": (
-        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": "fast"}, "children": []}]}, {}]',
-        "node 'k': metric 'time (ns)' is 'fast', not a number",
-    ),
-    "nan metric": (
-        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": NaN}, "children": []}]}, {}]',
-        "NaN or Infinity",
-    ),
-    "negative time": (
-        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": -5}, "children": []}]}, {}]',
-        "negative",
-    ),
-    "bool metric": (
-        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"count": true}, "children": []}]}, {}]',
-        "not a number",
-    ),
-}
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
+from proton_tui.display import Display
 from proton_tui.export import export_text, format_for_path, write_export
 from proton_tui.hatchet import load_profile
-from tests.conftest import capture_path, kernel, scope
+from tests.helpers import capture_path, kernel, scope
 
 CELL_BORDER = re.compile(r"(?<!\\)\|")  # a pipe that is not escaped
 
@@ -28,7 +29,7 @@ def markdown_table(text: str) -> list[list[str]]:
 
 def test_tree_csv_rows_in_display_order():
     profile = load_profile(capture_path("vecadd_auto"))
-    rows = csv_rows(export_text(profile, view="tree", fmt="csv"))
+    rows = csv_rows(export_text(Display(profile), view="tree", fmt="csv"))
     assert list(rows[0]) == ["depth", "path", "name", "time_ns", "percent", "launches", "avg_time_ns", "gbps",
                              "peak_percent", "device"]
     assert [row["name"] for row in rows[:2]] == ["ROOT", "add_kernel"] and len(rows) == 6
@@ -43,7 +44,7 @@ def test_tree_csv_rows_in_display_order():
 @pytest.mark.parametrize("sort_key", ["launches", "avg", "name"])
 def test_tree_sort_keys(sort_key):
     profile = load_profile(capture_path("gpt2_shadow"))
-    rows = csv_rows(export_text(profile, fmt="csv", sort_key=sort_key))
+    rows = csv_rows(export_text(Display(profile, sort=sort_key), fmt="csv"))
     optimizer = [row for row in rows if row["path"].startswith("step / optimizer / ")]
     assert len(optimizer) > 3
     keys = {"launches": lambda r: -int(r["launches"]), "avg": lambda r: -float(r["avg_time_ns"] or 0),
@@ -52,15 +53,15 @@ def test_tree_sort_keys(sort_key):
 
 
 def test_tree_keeps_only_shown_rows_and_filtered_percentages():
-    profile = load_profile(capture_path("gpt2_shadow")).filtered(include=re.compile("^forward$"))
-    rows = json.loads(export_text(profile, fmt="json", shown=profile.shown(max_depth=2)))["rows"]
+    profile = load_profile(capture_path("gpt2_shadow")).filtered(include=re.compile("^forward$").search)
+    rows = json.loads(export_text(Display(profile, shown=profile.shown(max_depth=2)), fmt="json"))["rows"]
     assert [(row["depth"], row["path"]) for row in rows] == [(0, "ROOT"), (1, "step"), (2, "step / forward")]
     assert rows[0]["percent"] < 100  # a share of the whole capture, also in the filtered view
     assert rows[0]["time_ns"] == rows[2]["time_ns"]
 
 
 def test_tree_json_has_bandwidth_and_peak():
-    document = json.loads(export_text(load_profile(capture_path("vecadd_hook")), fmt="json"))
+    document = json.loads(export_text(Display(load_profile(capture_path("vecadd_hook"))), fmt="json"))
     assert (document["view"], document["unit"], document["sort"]) == ("tree", "ns", "time")
     add = document["rows"][1]
     assert add["name"] == "add_kernel<n=268435456>" and add["launches"] == 50 and add["depth"] == 1
@@ -70,7 +71,7 @@ def test_tree_json_has_bandwidth_and_peak():
 
 def test_tree_markdown_is_a_github_table():
     profile = load_profile(capture_path("multigpu"))
-    text = export_text(profile, fmt="md")
+    text = export_text(Display(profile), fmt="md")
     lines = text.splitlines()
     assert lines[0].startswith("multigpu.hatchet  GPU time 1.38 ms") and lines[1] == ""
     table = markdown_table(text)
@@ -83,13 +84,13 @@ def test_tree_markdown_is_a_github_table():
 
 def test_kernel_summary_in_three_formats():
     profile = load_profile(capture_path("gpt2_shadow"))
-    rows = csv_rows(export_text(profile, view="kernels", fmt="csv"))
+    rows = csv_rows(export_text(Display(profile), view="kernels", fmt="csv"))
     assert len(rows) == 50 and sum(int(row["launches"]) for row in rows) == 1439
     assert rows[0]["name"].startswith("sm80_xmma_gemm") and rows[0]["devices"] == "CUDA:0"
-    document = json.loads(export_text(profile, view="kernels", fmt="json", sort_key="name"))
+    document = json.loads(export_text(Display(profile, sort="name"), view="kernels", fmt="json"))
     names = [row["name"] for row in document["rows"]]
     assert document["view"] == "kernels" and names == sorted(names) and len(names) == 50
-    table = markdown_table(export_text(profile, view="kernels", fmt="md", sort_key="launches"))
+    table = markdown_table(export_text(Display(profile, sort="launches"), view="kernels", fmt="md"))
     assert table[0] == ["time", "%", "launches", "avg", "kernel"] and len(table) == 52
     launches = [int(row[2].replace(",", "")) for row in table[2:]]
     assert launches == sorted(launches, reverse=True) and launches[0] == 164
@@ -101,7 +102,7 @@ NASTY = "a|b`c[bold red]x[/]*y*_z_<br>"
 @pytest.mark.parametrize("view", ["tree", "kernels"])
 def test_markdown_escapes_names(view, write_capture):
     profile = load_profile(write_capture([scope("ROOT", kernel(NASTY, 100), kernel("ok", 50)), {}]))
-    text = export_text(profile, view=view, fmt="md")
+    text = export_text(Display(profile), view=view, fmt="md")
     assert "a\\|b\\`c\\[bold red\\]x\\[/\\]\\*y\\*\\_z\\_\\<br>" in text
     table = markdown_table(text)
     assert {len(row) for row in table} == {len(table[0])}
@@ -114,7 +115,7 @@ def test_markdown_escapes_names(view, write_capture):
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_machine_formats_keep_names_as_written(view, fmt, write_capture):
     profile = load_profile(write_capture([scope("ROOT", kernel(NASTY, 100)), {}]))
-    text = export_text(profile, view=view, fmt=fmt)
+    text = export_text(Display(profile), view=view, fmt=fmt)
     rows = csv_rows(text) if fmt == "csv" else json.loads(text)["rows"]
     assert rows[-1]["name"] == NASTY
 
@@ -122,19 +123,23 @@ def test_machine_formats_keep_names_as_written(view, fmt, write_capture):
 def test_cycles_capture_names_its_columns(write_capture):
     region = {"frame": {"name": "loop", "type": "function"}, "metrics": {"cycles": 5000, "count": 2}, "children": []}
     profile = load_profile(write_capture([scope("ROOT", region), {}]))
-    assert list(csv_rows(export_text(profile, fmt="csv"))[0])[3:7] == ["cycles", "percent", "launches", "avg_cycles"]
-    assert "cycles" in csv_rows(export_text(profile, view="kernels", fmt="csv"))[0]
-    assert markdown_table(export_text(profile, view="kernels", fmt="md"))[2][0] == "5,000 cyc"
+    assert list(csv_rows(export_text(Display(profile), fmt="csv"))[0])[3:7] == ["cycles", "percent", "launches", "avg_cycles"]
+    assert "cycles" in csv_rows(export_text(Display(profile), view="kernels", fmt="csv"))[0]
+    assert markdown_table(export_text(Display(profile), view="kernels", fmt="md"))[2][0] == "5,000 cyc"
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
     ({"view": "flat", "fmt": "csv"}, "view 'flat'"),
     ({"fmt": "xlsx"}, "format 'xlsx'"),
-    ({"fmt": "csv", "sort_key": "size"}, "sort key 'size'"),
 ])
-def test_unknown_view_format_or_sort_is_an_error(kwargs, fragment):
+def test_unknown_view_or_format_is_an_error(kwargs, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        export_text(load_profile(capture_path("vecadd_auto")), **kwargs)
+        export_text(Display(load_profile(capture_path("vecadd_auto"))), **kwargs)
+
+
+def test_unknown_sort_key_is_an_error():
+    with pytest.raises(ValueError, match=re.escape("unknown sort key 'size'")):
+        Display(load_profile(capture_path("vecadd_auto")), sort="size")
 
 
 @pytest.mark.parametrize("name, fmt", [("a.csv", "csv"), ("b.JSON", "json"), ("dir.v2/c.md", "md")])
@@ -150,7 +155,7 @@ def test_unknown_suffix_is_a_clear_error(name):
 
 
 def test_write_export_creates_a_new_file(tmp_path):
-    text = export_text(load_profile(capture_path("vecadd_auto")), view="kernels", fmt="csv")
+    text = export_text(Display(load_profile(capture_path("vecadd_auto"))), view="kernels", fmt="csv")
     path = write_export(tmp_path / "kernels.csv", text)
     assert path.read_bytes() == text.encode()
 

@@ -7,16 +7,18 @@ from textual.widgets import DataTable, Input
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
-from proton_tui.tui.profile_table import ProfileTable
-from proton_tui.tui.screens import DiffScreen, PathDialog, ProfileScreen
-from tests.conftest import capture_path, wait_for
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.screens.diff import DiffScreen
+from proton_tui.tui.screens.viewer import ProfileScreen
+from proton_tui.tui.widgets.path_dialog import PathDialog
+from tests.helpers import capture_path, wait_for
 
 SIZE = (140, 44)
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
 
 
 def names_of(table: ProfileTable) -> list[str]:
-    return [table.profile.names[node] for node in table.rows]
+    return [table.profile.names[node] for node in table.model.rows]
 
 
 async def type_into(pilot, selector: str, text: str) -> None:
@@ -40,16 +42,16 @@ async def test_filter_bar_prunes_live_and_clears():
         await wait_for(lambda: all("gemm" not in n and "cutlass" not in n for n in table.profile.names))
         await type_into(pilot, "#exclude", "")
         await type_into(pilot, "#threshold", "9")
-        await wait_for(lambda: table.shown is not None)
+        await wait_for(lambda: table.display_spec.shown is not None)
         await pilot.press("escape", "e")
-        shown_percents = [table.profile.percent(table.profile.inclusive[n]) for n in table.rows]
-        assert min(shown_percents) >= 9 and len(table.rows) < table.profile.node_count
+        shown_percents = [table.profile.percent(table.profile.inclusive[n]) for n in table.model.rows]
+        assert min(shown_percents) >= 9 and len(table.model.rows) < table.profile.node_count
         await pilot.press("f")
         await type_into(pilot, "#include", "([")
         await wait_for(lambda: app.screen.query_one("#filter-error").display)
         assert "include '([' is not a valid regular expression" in str(app.screen.query_one("#filter-error").render())
         await pilot.press("escape", "F")
-        await wait_for(lambda: table.shown is None and table.profile.total == total)
+        await wait_for(lambda: table.display_spec.shown is None and table.profile.total == total)
 
 
 async def test_search_jumps_between_matches_opening_ancestors():
@@ -59,13 +61,13 @@ async def test_search_jumps_between_matches_opening_ancestors():
         await pilot.press("slash")
         await type_into(pilot, "#search", "layer_norm")
         await pilot.press("enter")
-        assert len(table.matches) == 3  # two in backward, one in forward
+        assert len(table.model.matches) == 3  # two in backward, one in forward
         first = table.current_node
         assert "layer_norm" in table.profile.names[first]
         assert table.profile.names[table.profile.parents[first]] in ("backward", "forward")
         await pilot.press("n")
         second = table.current_node
-        assert second != first and second in table.matches
+        assert second != first and second in table.model.matches
         await pilot.press("N")
         assert table.current_node == first
 
@@ -74,14 +76,14 @@ async def test_readable_names_and_raw_toggle():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
-        await wait_for(lambda: table.readable is not None)
+        await wait_for(lambda: table.display_spec.names.readable is not None)
         readable = "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>"
-        assert table.shown_name(CUTLASS).startswith(readable)
+        assert table.display_spec.names.shown(CUTLASS).startswith(readable)
         await pilot.press("k")
-        row = next(i for i, k in enumerate(table.kernels) if k.name == CUTLASS)
-        assert readable in table.row_text(row, 200)
+        row = next(i for i, k in enumerate(table.model.kernels) if k.name == CUTLASS)
+        assert readable in table.model.text(row, 200)
         await pilot.press("d")
-        assert CUTLASS[:60] in table.row_text(row, 200)
+        assert CUTLASS[:60] in table.model.text(row, 200)
 
 
 async def test_detail_pane_has_bandwidth_flops_and_raw_metrics():
@@ -128,9 +130,9 @@ async def test_multi_device_columns_totals_and_warning():
     app = ProtonApp(load_profile(capture_path("multigpu")))
     async with app.run_test(size=SIZE):
         table = app.screen.query_one(ProfileTable)
-        assert "device" in table.header_text(140)
+        assert "device" in table.model.header(140)
         summary = str(app.screen.query_one("#summary").render())
         assert "per device: CUDA:0 478.30 µs (34.6%)  CUDA:1 904.38 µs (65.4%)" in summary
         assert "merges same-named kernels" in summary and "not CUDA:0" in summary
-        gpu0_kernel = next(r for r, n in enumerate(table.rows) if table.profile.devices[n] == "CUDA:0")
-        assert table.row_text(gpu0_kernel, 140).rstrip().endswith("CUDA:0")
+        gpu0_kernel = next(r for r, n in enumerate(table.model.rows) if table.profile.devices[n] == "CUDA:0")
+        assert table.model.text(gpu0_kernel, 140).rstrip().endswith("CUDA:0")

@@ -21,14 +21,14 @@ from proton_tui.capture.params import ParamError
 from proton_tui.capture.probe import InterpreterInfo, probe_interpreter
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import RunResult
-from proton_tui.check import (
+from proton_tui.capture.check import (
     GPU_ITERS, GPU_SIZE, BoxReport, CheckError, CheckRow, NoGpuError, build_row, execute_check, flag_rows,
     format_report, measure_capture, plan_check,
 )
-from proton_tui.cli_check import register
+from proton_tui.cli.check import register
 from proton_tui.hatchet import load_profile
 
-from tests.conftest import capture_path
+from tests.helpers import capture_path
 
 PY = sys.executable
 CONSOLE_SCRIPT = Path(sys.executable).parent / "proton-tui"

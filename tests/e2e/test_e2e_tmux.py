@@ -20,6 +20,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.helpers import REPO
+
 TMUX = shutil.which("tmux")
 WIDTH, HEIGHT = 120, 40
 SESSION = "e2e"
@@ -218,7 +220,7 @@ def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
     """`proton-tui view` on a terminal with a capture large enough for the forked loader (from 24 MB): the viewer
     says it is reading the file, then the table, the kernel summary, q, and no process left; then the same capture
     with a bad metric in the child's part: the one-line error after the TUI closes, exit status 2."""
-    generator = Path(__file__).resolve().parent.parent / "benchmarks" / "make_capture.py"
+    generator = REPO / "benchmarks" / "make_capture.py"
     subprocess.run([sys.executable, str(generator), "100000", "--out", str(tmp_path)], check=True,
                    capture_output=True, timeout=120)
     (capture,) = tmp_path.glob("*.hatchet")

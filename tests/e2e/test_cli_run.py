@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from proton_tui.cli import app
 from proton_tui.capture.probe import probe_interpreter
-from tests.conftest import running
+from tests.helpers import SCRIPTS, running
 
-SCRIPTS = Path(__file__).parent / "scripts"
 TINY = ["--size", "2048", "--iters", "2"]
 has_gpu = probe_interpreter(sys.executable).gpu_count > 0
 

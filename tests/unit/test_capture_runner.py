@@ -16,9 +16,8 @@ from proton_tui.capture.params import RunParams
 from proton_tui.capture.probe import probe_interpreter
 from proton_tui.capture.runner import LineSplitter, clean_line, run_process
 from proton_tui.capture.session import execute_run, plan_run
-from tests.conftest import running
+from tests.helpers import SCRIPTS, running
 
-SCRIPTS = Path(__file__).parent / "scripts"
 PY = sys.executable
 has_gpu = probe_interpreter(PY).gpu_count > 0
 needs_gpu = pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from tests.conftest import capture_path, kernel, scope
-from tests.test_hatchet import BAD_INPUTS
+from tests.helpers import capture_path, kernel, scope
+from tests.helpers import BAD_INPUTS
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 
@@ -116,13 +116,13 @@ def test_help_is_fast_and_does_not_import_textual():
 
 @pytest.mark.parametrize("name", ["missing.hatchet", "empty.hatchet"])
 def test_view_file_on_a_terminal_opens_without_the_command_line(tmp_path, name):
-    """`view FILE` on a terminal skips Typer (launch.main); its errors read as the command line's: one line, exit 2."""
+    """`view FILE` on a terminal skips Typer (entry.main); its errors read as the command line's: one line, exit 2."""
     import pty
 
     (tmp_path / "empty.hatchet").write_bytes(b"")
     probe = ("import atexit, sys\n"
              "atexit.register(lambda: print('typer imported:', 'typer' in sys.modules, file=sys.stderr))\n"
-             "from proton_tui.launch import main\n"
+             "from proton_tui.entry import main\n"
              f"sys.argv = ['proton-tui', 'view', {str(tmp_path / name)!r}]\n"
              "main()\n")
     leader, follower = pty.openpty()

@@ -12,13 +12,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from proton_tui.cli_diff import register
+from proton_tui.cli.diff import register
 from proton_tui.diff import DiffError, diff_json, diff_profiles, diff_text
 from proton_tui.hatchet import load_profile
-from tests.conftest import capture_path, kernel, scope
+from tests.helpers import capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+READABLE_FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+                 "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
 AUTO, FAIL = str(capture_path("vecadd_auto")), str(capture_path("vecadd_fail"))
 MARKUP = "[bold red]x[/]"
 BAD_FILES = ("missing", "cut", "cycles")  # no such file, truncated JSON, cycles against ns
@@ -105,7 +107,7 @@ def test_json_document_shape():
     assert document["a"] == {"file": AUTO, "total": 67328, "kernel_launches": 26, "distinct_kernels": 5}
     assert document["b"]["total"] == 39104 and document["b"]["distinct_kernels"] == 6
     assert document["kernels"][0] == {
-        "name": "add_kernel", "status": "both", "value_a": 46112, "value_b": 16064, "delta": -30048,
+        "name": "add_kernel", "readable_name": "add_kernel", "status": "both", "value_a": 46112, "value_b": 16064, "delta": -30048,
         "ratio": pytest.approx(0.34837, abs=1e-5), "launches_a": 20, "launches_b": 5,
     }
     assert document["kernels"][1]["status"] == "new" and document["kernels"][1]["value_a"] is None
@@ -172,6 +174,7 @@ def console(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
         "help": ["--help"],
         "text": [AUTO, FAIL],
         "json": [AUTO, FAIL, "--json"],
+        "raw": [AUTO, FAIL, "--raw-names"],
         "markup": [str(folder / "markup_a.hatchet"), str(folder / "markup_b.hatchet"), "--plain"],
         **{bad: [AUTO, str(folder / f"{bad}.hatchet")] for bad in BAD_FILES},
     }
@@ -184,17 +187,19 @@ def console(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     for case, process in started.items():
         stdout, stderr = process.communicate(timeout=60)
         results[case] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-    if results["help"].returncode != 0 and "No such command" in results["help"].stderr:
-        pytest.skip("`diff` is not registered in proton_tui/cli.py yet (cli_diff.register(app) is the lead's wiring)")
     return results
 
 
 def test_console_script_diff_text_and_json(console):
     text = console["text"]
     assert text.returncode == 0 and text.stderr == ""
-    assert text.stdout.splitlines()[5].split()[-1] == "add_kernel" and FILL in text.stdout
+    assert text.stdout.splitlines()[5].split()[-1] == "add_kernel"
+    assert READABLE_FILL in text.stdout and FILL not in text.stdout  # names as shown, by default
+    assert FILL in console["raw"].stdout and READABLE_FILL not in console["raw"].stdout
     document = json.loads(console["json"].stdout)
     assert document["kernels"][0]["delta"] == -30048 and document["new"] == 1
+    fill = next(kernel for kernel in document["kernels"] if kernel["name"] == FILL)
+    assert fill["readable_name"] == READABLE_FILL  # JSON carries both
 
 
 def test_console_script_prints_markup_like_names_as_written(console):

@@ -8,8 +8,8 @@ from textual.widgets import Input
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
-from proton_tui.tui.profile_table import ProfileTable
-from tests.conftest import capture_path
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from tests.helpers import capture_path
 
 SIZE = (130, 36)
 
@@ -27,7 +27,7 @@ def settle(*keys: str):
             field.cursor_blink = False
         tables = pilot.app.screen.query(ProfileTable)
         for _ in range(400):
-            if not tables or tables.first().readable is not None:
+            if not tables or tables.first().display_spec.names.readable is not None:
                 break
             await asyncio.sleep(0.025)
         for key in keys:

@@ -9,7 +9,7 @@ import pytest
 from proton_tui.capture.classify import CaptureStatus, OutputClassifier, Outcome, decide_verdict
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import capture_status
-from tests.conftest import capture_path
+from tests.helpers import capture_path
 
 CAPTURE = Path("/runs/x/vecadd.hatchet")
 PASS_STREAM = [

@@ -10,11 +10,11 @@ import pytest
 from textual.widgets import DataTable, Log
 
 from proton_tui.capture.probe import probe_interpreter
-from proton_tui.check import CHECK_JSON, TABLE_COLUMNS
+from proton_tui.capture.check import CHECK_JSON, TABLE_COLUMNS
 from proton_tui.tui.app import ProtonApp
-from proton_tui.tui.check_screen import CheckScreen
-from proton_tui.tui.launch_screen import LaunchScreen
-from tests.conftest import wait_for, payload_processes
+from proton_tui.tui.screens.check import CheckScreen
+from proton_tui.tui.screens.form import FormScreen
+from tests.helpers import wait_for, payload_processes
 
 SIZE = (120, 40)
 
@@ -37,7 +37,7 @@ def finished(screen: CheckScreen) -> bool:
 async def start_check(app: ProtonApp, screen: CheckScreen) -> CheckScreen:
     """Push ``screen`` once the launch form has probed the interpreter, as a user would: the check's own probe
     then comes from the cache instead of importing torch a second time alongside the first."""
-    await wait_for(lambda: isinstance(app.screen, LaunchScreen)
+    await wait_for(lambda: isinstance(app.screen, FormScreen)
                    and (app.screen.info is not None or app.screen.probe_error is not None), what="detection")
     app.push_screen(screen)
     return screen
@@ -67,7 +67,7 @@ async def test_cpu_check_on_two_jobs_passes_row_by_row(tmp_path, monkeypatch):
         assert check_dir.parent == (tmp_path / "runs").resolve() and (check_dir / CHECK_JSON).is_file()
         assert len([run for run in check_dir.iterdir() if (run / "run.json").is_file()]) == 2
         await pilot.press("b")
-        assert isinstance(app.screen, LaunchScreen)
+        assert isinstance(app.screen, FormScreen)
 
 
 @pytest.mark.slow

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui import hatchet, two_process
+from proton_tui.hatchet import loader, split
 from proton_tui.hatchet import CaptureError, load_profile
-from tests.conftest import capture_path, kernel, scope
+from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",
             "own_launches", "own_bytes", "inclusive", "launches", "bytes", "hidden_internal", "device_info")
@@ -41,17 +41,17 @@ def load_both_ways(path: Path, monkeypatch, **options):
             thread.join(timeout=60)
     assert threading.active_count() == 1, "this test needs a single-threaded process: fork is refused otherwise"
     used = []
-    real = two_process.Split.finish
+    real = split.Split.finish
 
     def spy(split):
         result = real(split)
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(two_process.Split, "finish", spy)
+    monkeypatch.setattr(split.Split, "finish", spy)
     results = []
     for threshold in (10**18, 0):
-        monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
+        monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", threshold)
         try:
             results.append(load_profile(path, **options))
         except CaptureError as error:
@@ -90,7 +90,7 @@ def test_a_cut_among_the_roots_children(tmp_path, monkeypatch, show_internal):
     one, two, used = load_both_ways(path, monkeypatch, show_internal=show_internal)
     assert used and two.hidden_internal == (0 if show_internal else 6)
     assert_same(one, two)
-    depth, start, end = two_process.find_cut(path.read_bytes())
+    depth, start, end = split.find_cut(path.read_bytes())
     assert depth == 0 and 0.3 <= (end - start) / path.stat().st_size <= 0.7
 
 
@@ -98,7 +98,7 @@ def test_a_filtered_view_of_a_two_process_load_is_the_same(monkeypatch):
     """Filtering copies every node's metrics, the child's part's (sent unread) too."""
     one, two, used = load_both_ways(capture_path("vecadd_hook"), monkeypatch)
     assert used and type(two._sent_metrics) is bytes and int in map(type, two.metrics)  # a hooked kernel's: unread
-    include = re.compile("add_kernel")
+    include = re.compile("add_kernel").search
     assert_same(one.filtered(include), two.filtered(include))
 
 
@@ -106,7 +106,7 @@ def test_a_cut_deeper_down_the_last_path(tmp_path, monkeypatch):
     """ROOT has one child, which has one child: the cut is found two levels down."""
     path = proton_file(tmp_path, scope("ROOT", scope("<module>", scope("train", *wide_tree(8).pop("children")))))
     one, two, used = load_both_ways(path, monkeypatch)
-    assert used and two_process.find_cut(path.read_bytes())[0] == 2
+    assert used and split.find_cut(path.read_bytes())[0] == 2
     assert_same(one, two)
     assert two.depths[-1] == 4 and two.path_of(two.node_count - 1).startswith("<module> / train / step_7")
 
@@ -126,7 +126,7 @@ def test_a_cut_inside_a_kernel_adds_no_kernels(tmp_path, monkeypatch):
     tree["children"][1]["children"][0]["children"] = regions
     path = proton_file(tmp_path, tree)
     one, two, used = load_both_ways(path, monkeypatch)
-    assert used and two_process.find_cut(path.read_bytes())[0] == 2  # among the kernel's regions
+    assert used and split.find_cut(path.read_bytes())[0] == 2  # among the kernel's regions
     assert_same(one, two)
     assert [k.name for k in two.kernel_stats()] == ["matmul", "other"] and two.total == 9005
 
@@ -158,7 +158,7 @@ def test_layouts_other_than_protons_load_in_one_process(tmp_path, monkeypatch):
     unsorted = tmp_path / "unsorted.hatchet"  # children after frame and metrics
     unsorted.write_text(json.dumps([tree, H200], indent=4))
     for path in (compact, unsorted):
-        assert two_process.find_cut(path.read_bytes()) is None
+        assert split.find_cut(path.read_bytes()) is None
         one, two, used = load_both_ways(path, monkeypatch)
         assert not used
         assert_same(one, two)
@@ -176,13 +176,13 @@ def test_no_process_is_left_and_the_file_is_untouched(tmp_path, monkeypatch):
 
 def test_a_threaded_process_never_forks(tmp_path, monkeypatch):
     path = proton_file(tmp_path, wide_tree())
-    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", 0)
+    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", 0)
     release = threading.Event()
     worker = threading.Thread(target=release.wait)
     worker.start()
     try:
         with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            assert two_process.start_split(path, data, False) is None
+            assert split.start_split(path, data, False) is None
     finally:
         release.set()
         worker.join()
@@ -207,7 +207,7 @@ def test_the_child_works_between_the_start_of_a_load_and_its_finish(tmp_path, mo
     tree = wide_tree()
     tree["children"][5]["children"][3]["metrics"]["time (ns)"] = -1  # the child's part fails: one process takes over
     good, bad = proton_file(tmp_path, wide_tree(), "good.hatchet"), proton_file(tmp_path, tree, "bad.hatchet")
-    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", threshold)
+    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", threshold)
 
     def child_exists() -> bool:
         try:  # running or done (WNOWAIT: the loader still reaps it)
@@ -216,10 +216,10 @@ def test_the_child_works_between_the_start_of_a_load_and_its_finish(tmp_path, mo
         except ChildProcessError:
             return False
 
-    pending = hatchet.PendingLoad(good, False)
+    pending = loader.PendingLoad(good, False)
     assert child_exists() == (threshold == 0)
     assert pending.finish().node_count == 1 + 6 * 9
-    pending = hatchet.PendingLoad(bad, False)
+    pending = loader.PendingLoad(bad, False)
     assert child_exists() == (threshold == 0)
     with pytest.raises(CaptureError, match="negative time"):
         pending.finish()
@@ -228,8 +228,8 @@ def test_the_child_works_between_the_start_of_a_load_and_its_finish(tmp_path, mo
 
 def test_a_load_given_up_leaves_no_process(tmp_path, monkeypatch):
     """The viewer quit (or failed) before finishing the load: closing it ends the child and releases the file."""
-    monkeypatch.setattr(hatchet, "TWO_PROCESS_MIN_BYTES", 0)
-    pending = hatchet.PendingLoad(proton_file(tmp_path, wide_tree()), False)
+    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", 0)
+    pending = loader.PendingLoad(proton_file(tmp_path, wide_tree()), False)
     assert pending.split is not None
     pending.close()
     pending.close()  # twice is harmless
@@ -241,7 +241,7 @@ def test_a_load_given_up_leaves_no_process(tmp_path, monkeypatch):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_benchmark_shaped_captures_load_the_same(tmp_path, monkeypatch, seed):
     """The benchmark's generator: nested scopes, real mangled names, hooked kernels with bytes, internal frames."""
-    generator = Path(__file__).resolve().parent.parent / "benchmarks" / "make_capture.py"
+    generator = REPO / "benchmarks" / "make_capture.py"
     subprocess.run([sys.executable, str(generator), "5000", "--seed", str(seed), "--out", str(tmp_path)], check=True,
                    capture_output=True)
     (path,) = tmp_path.glob("*.hatchet")

@@ -1,0 +1,95 @@
+"""What the tests share: the real H200 captures, hand-shaped nodes, bad inputs, and waiting without sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SCRIPTS = Path(__file__).parent / "scripts"  # small programs that crash, hang or flood, to test the runner
+REPO = Path(__file__).resolve().parents[1]
+
+
+def capture_path(name: str) -> Path:
+    """A real Proton capture from tests/fixtures (made on an H200, see its README)."""
+    return FIXTURES / f"{name}.hatchet"
+
+
+def kernel(name: str, time_ns: float, count: int = 1, device: str = "0", **extra) -> dict:
+    """A kernel node as Proton 3.2+ writes it."""
+    metrics = {"count": count, "device_id": device, "device_type": "CUDA", "time (ns)": time_ns, **extra}
+    return {"frame": {"name": name, "type": "function"}, "metrics": metrics, "children": []}
+
+
+def scope(name: str, *children: dict, **metrics) -> dict:
+    """A scope or python-frame node: no metrics of its own."""
+    return {"frame": {"name": name, "type": "function"}, "metrics": metrics, "children": list(children)}
+
+
+async def wait_for(predicate, seconds: float = 120.0, what: str = "condition") -> None:
+    """Poll (never a fixed pause) until predicate() holds; fail after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} not reached in {seconds:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+def payload_processes(marker: str) -> list[int]:
+    """PIDs of payload processes (vecadd.py) whose command line holds this marker argument (from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"vecadd.py" in part for part in cmdline) and marker.encode() in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def running(pid: int) -> bool:
+    """Whether the process table has ``pid`` as a live process (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+# Files that are not valid captures, each with the words its one-line error must hold.
+BAD_INPUTS = {
+    "empty": (b"", "empty file"),
+    "whitespace": (b"\n  \n", "empty file"),
+    "truncated": (capture_path("vecadd_auto").read_bytes()[:700], "truncated"),
+    "not json": (b"hello world\n", "not valid JSON"),
+    "binary": (bytes(range(256)) * 4, "binary data"),
+    "msgpack": (b"\x92\x83\xa8children\x90", "binary data, a MessagePack capture (.hatchet_msgpack"),
+    "dict": (b'{"frame": {"name": "ROOT"}}', "expected a JSON list [tree, device_info]"),
+    "three elements": (b"[{}, {}, {}]", "expected a JSON list [tree, device_info]"),
+    "device info list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": []}, []]', "device_info"),
+    "node not object": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [3]}, {}]', "not an object"),
+    "no frame name": (b'[{"frame": {}, "metrics": {}, "children": []}, {}]', "no frame name"),
+    "children not list": (b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": {}}, {}]', "'children' a list"),
+    "string metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": "fast"}, "children": []}]}, {}]',
+        "node 'k': metric 'time (ns)' is 'fast', not a number",
+    ),
+    "nan metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": NaN}, "children": []}]}, {}]',
+        "NaN or Infinity",
+    ),
+    "negative time": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": -5}, "children": []}]}, {}]',
+        "negative",
+    ),
+    "bool metric": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"count": true}, "children": []}]}, {}]',
+        "not a number",
+    ),
+}
