@@ -142,3 +142,46 @@ def test_broken_pipe_is_quiet():
     command = f"{CLI} view {capture_path('gpt2_shadow')} | head -1"
     result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
     assert result.stdout.startswith("gpt2_shadow.hatchet") and "Traceback" not in result.stderr
+
+
+MANGLED_FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+READABLE_FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+                 "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+
+
+@pytest.mark.parametrize("option", ["--plain", "--kernels", "--csv"])
+def test_text_outputs_print_readable_names_and_raw_ones_on_request(option):
+    fail = str(capture_path("vecadd_fail"))
+    readable, raw = run_cli("view", fail, option), run_cli("view", fail, option, "--raw-names")
+    assert readable.returncode == raw.returncode == 0, readable.stderr + raw.stderr
+    assert READABLE_FILL in readable.stdout and MANGLED_FILL not in readable.stdout
+    assert MANGLED_FILL in raw.stdout and READABLE_FILL not in raw.stdout
+
+
+def test_markdown_export_prints_readable_names_and_json_carries_both(tmp_path):
+    fail = str(capture_path("vecadd_fail"))
+    markdown = tmp_path / "tree.md"
+    assert run_cli("view", fail, "--export", str(markdown)).returncode == 0
+    assert "at::native::vectorized\\_elementwise\\_kernel" in markdown.read_text() or \
+        "at::native::vectorized_elementwise_kernel" in markdown.read_text()
+    assert MANGLED_FILL not in markdown.read_text()
+    document = json.loads(run_cli("view", fail, "--json").stdout)
+    fill = next(k for k in document["kernels"] if k["name"] == MANGLED_FILL)
+    assert fill["readable_name"] == READABLE_FILL
+
+
+def test_include_matches_the_readable_name():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--include", "at::native")
+    assert result.returncode == 0 and "Proton recorded no kernels" not in result.stdout
+    kernels = result.stdout.splitlines()[2:]
+    assert len(kernels) > 5 and all("at::native" in line for line in kernels)
+
+
+def test_sort_and_reverse_order_the_kernel_summary():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--sort", "name")
+    names = [row["name"] for row in csv.DictReader(io.StringIO(
+        run_cli("view", str(capture_path("gpt2_shadow")), "--csv", "--sort", "name").stdout))]
+    assert names == sorted(names) and len(names) == 50 and all(name in result.stdout for name in names)
+    backwards = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--sort", "name", "--reverse")
+    assert backwards.stdout.splitlines()[2:] == result.stdout.splitlines()[2:][::-1]
+    assert run_cli("view", str(capture_path("gpt2_shadow")), "--sort", "size").returncode == 2
