@@ -48,6 +48,7 @@ def main() -> int:
     pending = PendingLoad(Path(path), False, busy_s=launch.VIEWER_START_S)  # as `open_viewer` does: a child forked
     app = launch.viewer_app(pending)  # the TUI imported meanwhile
     import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
+
     from proton_tui.tui.profile_table import ProfileTable
     from textual import events
 

@@ -11,8 +11,16 @@ from typing import TextIO
 import orjson
 
 from .display import Display
-from .formatting import aligned_row, columns, format_count, format_gbps, format_percent, format_value, kernel_cells, \
-    node_cells
+from .formatting import (
+    aligned_row,
+    columns,
+    format_count,
+    format_gbps,
+    format_percent,
+    format_value,
+    kernel_cells,
+    node_cells,
+)
 from .hatchet import KernelStats, Profile
 
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"

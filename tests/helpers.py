@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 from pathlib import Path
-
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCRIPTS = Path(__file__).parent / "scripts"  # small programs that crash, hang or flood, to test the runner

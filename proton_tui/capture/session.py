@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..hatchet import CaptureError, Profile, load_profile
-from .classify import CaptureStatus, OutputClassifier, Outcome, Verdict, decide_verdict
+from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
 from .params import RunParams
 from .payload import payload_path

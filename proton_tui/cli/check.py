@@ -46,9 +46,9 @@ def check(
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
     """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s."""
+    from ..capture.check import CheckError, format_report, plan_check
     from ..capture.params import ParamError
     from ..capture.probe import ProbeError
-    from ..capture.check import CheckError, format_report, plan_check
 
     try:
         plan = plan_check(python or sys.executable, gpus=gpus, size=size, iters=iters,

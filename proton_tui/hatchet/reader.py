@@ -258,7 +258,8 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: obj
                     if len(metrics) != 4:
                         for key, value in metrics.items():
                             kind = type(value)
-                            if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
+                            number = kind is int or (kind is float and isfinite(value))
+                            if not number and key not in PLAIN_KERNEL_KEYS:
                                 label_key = None  # a value the general checks must see
                                 break
                         if "cycles" in metrics:

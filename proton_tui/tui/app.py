@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from ..hatchet import Profile, load_profile
-from .messages import LoadFailed, OpenRun, Opening, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from .messages import LoadFailed, Opening, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
 from .screens.help import HelpScreen
 from .screens.viewer import ProfileScreen
 

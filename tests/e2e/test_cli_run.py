@@ -13,8 +13,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from proton_tui.cli import app
 from proton_tui.capture.probe import probe_interpreter
+from proton_tui.cli import app
 from tests.helpers import SCRIPTS, running
 
 TINY = ["--size", "2048", "--iters", "2"]

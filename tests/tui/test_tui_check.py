@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Log
 
-from proton_tui.capture.probe import probe_interpreter
 from proton_tui.capture.check import CHECK_JSON, TABLE_COLUMNS
+from proton_tui.capture.probe import probe_interpreter
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.check import CheckScreen
 from proton_tui.tui.screens.form import FormScreen
-from tests.helpers import wait_for, payload_processes
+from tests.helpers import payload_processes, wait_for
 
 SIZE = (120, 40)
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from textual.widgets import Button, Input, Switch
 
 from proton_tui.capture.params import RunParams
 from proton_tui.tui.app import ProtonApp, sample_capture
-from proton_tui.tui.screens.runs import RunsScreen
 from proton_tui.tui.screens.form import FormScreen
-from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.screens.run import RunScreen
+from proton_tui.tui.screens.runs import RunsScreen
 from proton_tui.tui.screens.viewer import ProfileScreen
-from tests.helpers import SCRIPTS, wait_for, payload_processes
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from tests.helpers import SCRIPTS, payload_processes, wait_for
 
 SIZE = (120, 40)
 
@@ -129,8 +127,8 @@ async def test_sample_capture_opens_a_real_table():
 
 async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path):
     """100,000 lines reach the log (the newest LOG_LINES kept, all of them in stdout.log) while keys still work."""
-    from proton_tui.tui.widgets.batched_log import LOG_LINES
     from proton_tui.tui.screens.help import HelpScreen
+    from proton_tui.tui.widgets.batched_log import LOG_LINES
 
     flood = SCRIPTS / "flood.py"
     app = ProtonApp()

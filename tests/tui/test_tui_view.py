@@ -8,11 +8,11 @@ from rich.cells import cell_len
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.messages import Opening
+from proton_tui.tui.screens.help import HelpScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
-from proton_tui.tui.messages import Opening
-from proton_tui.tui.screens.help import HelpScreen
 from tests.helpers import capture_path, kernel, scope, wait_for
 
 SIZE = (120, 36)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.capture.classify import CaptureStatus, OutputClassifier, Outcome, decide_verdict
+from proton_tui.capture.classify import CaptureStatus, Outcome, OutputClassifier, decide_verdict
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import capture_status
 from tests.helpers import capture_path

@@ -15,19 +15,28 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from proton_tui.capture.classify import OutputClassifier, Outcome, Verdict
+from proton_tui.capture.check import (
+    GPU_ITERS,
+    GPU_SIZE,
+    BoxReport,
+    CheckError,
+    CheckRow,
+    NoGpuError,
+    build_row,
+    execute_check,
+    flag_rows,
+    format_report,
+    measure_capture,
+    plan_check,
+)
+from proton_tui.capture.classify import Outcome, OutputClassifier, Verdict
 from proton_tui.capture.command import Command
 from proton_tui.capture.params import ParamError
 from proton_tui.capture.probe import InterpreterInfo, probe_interpreter
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import RunResult
-from proton_tui.capture.check import (
-    GPU_ITERS, GPU_SIZE, BoxReport, CheckError, CheckRow, NoGpuError, build_row, execute_check, flag_rows,
-    format_report, measure_capture, plan_check,
-)
 from proton_tui.cli.check import register
 from proton_tui.hatchet import load_profile
-
 from tests.helpers import capture_path
 
 PY = sys.executable

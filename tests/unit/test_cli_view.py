@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from tests.helpers import capture_path, kernel, scope
-from tests.helpers import BAD_INPUTS
+from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 

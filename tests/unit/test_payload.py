@@ -8,14 +8,12 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
-
 from proton_tui.capture.payload import payload_path
 from proton_tui.capture.probe import probe_interpreter
+from tests.helpers import REPO
 
 ROOT = REPO
 VECADD = ROOT / "payload" / "vecadd.py"

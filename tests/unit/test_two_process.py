@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.hatchet import loader, split
-from proton_tui.hatchet import CaptureError, load_profile
+from proton_tui.hatchet import CaptureError, load_profile, loader, split
 from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",

@@ -18,10 +18,22 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from ...capture.check import (
+    MIN_FRACTION,
+    TABLE_COLUMNS,
+    BoxReport,
+    CheckError,
+    CheckPlan,
+    CheckRow,
+    CheckSlot,
+    NoGpuError,
+    execute_check,
+    plan_check,
+    report_notes,
+    table_rows,
+)
 from ...capture.params import ParamError
 from ...capture.probe import ProbeError
-from ...capture.check import (MIN_FRACTION, TABLE_COLUMNS, BoxReport, CheckError, CheckPlan, CheckRow, CheckSlot,
-                     NoGpuError, execute_check, plan_check, report_notes, table_rows)
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.verdict import VerdictPanel

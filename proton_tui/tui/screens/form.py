@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 
 from rich.text import Text
 from textual import on, work

@@ -12,15 +12,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ...capture.classify import OutputClassifier, Outcome
+from ...capture.classify import Outcome, OutputClassifier
 from ...capture.params import RunParams
 from ...capture.probe import ProbeError
-from ...capture.session import RunResult, execute_run, plan_run
 from ...capture.rundir import STDOUT_LOG
+from ...capture.session import RunResult, execute_run, plan_run
 from ..messages import RunFinished, ViewCapture
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.verdict import VerdictPanel
+
 
 class RunScreen(Screen):
     """Runs one capture (or shows a finished one) with its output, status and verdict."""

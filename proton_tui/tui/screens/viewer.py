@@ -26,9 +26,9 @@ from ...names import Names, demangler_available
 from ...report import details_text, device_lines, header_line, kernel_details, node_details
 from ..messages import LoadFailed, NamesReady, Opening, ShowDiff, ShowRunLog
 from ..widgets.key_bar import KeyBar
+from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
 from ..widgets.verdict import VerdictPanel
-from ..widgets.path_dialog import PathDialog
 
 if TYPE_CHECKING:
     from ...capture.session import RunResult
