@@ -14,7 +14,7 @@ min-max reported:
 and, on the smallest size, Triton's `proton-viewer -m time/ms FILE` from llnl-hatchet installed in
 benchmarks/.venv-viewer (created on first use; `--no-viewer` skips it), with a timeout.
 
-Writes raw results to benchmarks/results.json and prints a Markdown table; --update-readme puts that table into
+Writes raw results to benchmarks/.results/results.json (git-ignored) and prints a Markdown table; --update-readme puts that table into
 benchmarks/README.md between the results markers.
 """
 
@@ -443,9 +443,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--viewer-timeout", type=float, default=300)
     parser.add_argument("--viewer-repeats", type=int, default=None, help="default: --repeats (one if it's slow)")
     parser.add_argument("--install-timeout", type=float, default=900)
-    parser.add_argument("--results", type=Path, default=HERE / "results.json")
+    parser.add_argument("--results", type=Path, default=HERE / ".results" / "results.json")
     parser.add_argument("--update-readme", action="store_true", help="write the table into benchmarks/README.md")
     args = parser.parse_args(argv)
+    args.results.parent.mkdir(parents=True, exist_ok=True)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
 
     results: dict = {

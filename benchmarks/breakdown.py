@@ -32,13 +32,14 @@ def main() -> int:
         gc.disable()
     print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
     start = time.perf_counter()
-    from proton_tui import hatchet, report
+    from proton_tui import formatting, hatchet, report
+    from proton_tui.hatchet import reader
 
     print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
-    with hatchet._mapped(path) as data:
-        document = timed("_parse (orjson.loads of the memory-mapped file)", hatchet._parse, path, data)
+    with reader.mapped(path) as data:
+        document = timed("_parse (orjson.loads of the memory-mapped file)", reader.parse, path, data)
     tree, device_info = document
-    inclusive = hatchet._with_inclusive
+    inclusive = reader.with_inclusive
     spent = {}
 
     def measured_inclusive(profile):
@@ -47,11 +48,11 @@ def main() -> int:
         spent["inclusive"] = time.perf_counter() - begin
         return result
 
-    hatchet._with_inclusive = measured_inclusive
+    reader.with_inclusive = measured_inclusive
     begin = time.perf_counter()
-    profile = hatchet._index(path, tree, device_info, False)
+    profile = reader._index(path, tree, device_info, False)
     total = time.perf_counter() - begin
-    hatchet._with_inclusive = inclusive
+    reader.with_inclusive = inclusive
     label = "_index without _with_inclusive (validate + flatten)"
     print(f"  {label:<58} {(total - spent['inclusive']) * 1000:10.1f} ms")
     print(f"  {'_with_inclusive':<58} {spent['inclusive'] * 1000:10.1f} ms")
@@ -62,16 +63,16 @@ def main() -> int:
     timed("kernel_stats() (first call, then cached)", profile.kernel_stats)
     timed("device_names() (one call)", profile.device_names, repeat=3)
     timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)
-    timed("columns(profile)", report.columns, profile, repeat=3)
+    timed("columns(profile)", formatting.columns, profile, repeat=3)
     timed("header_line(profile)", report.header_line, profile, repeat=3)
     rows = [0] + profile.sorted_children(0)
     rows += [kid for node in rows[1:] for kid in profile.sorted_children(node)]
     rows = rows[:38]
-    timed(f"node_cells for one screen ({len(rows)} rows)", lambda: [report.node_cells(profile, n) for n in rows])
+    timed(f"node_cells for one screen ({len(rows)} rows)", lambda: [formatting.node_cells(profile, n) for n in rows])
     timed("tree_text of the first 1,000 nodes' cells (x1000 node_cells)",
-          lambda: [report.node_cells(profile, n) for n in range(min(1000, profile.node_count))])
+          lambda: [formatting.node_cells(profile, n) for n in range(min(1000, profile.node_count))])
     try:
-        from proton_tui.tui.profile_table import ProfileTable
+        from proton_tui.tui.widgets.profile_table import ProfileTable
 
         timed("import textual + ProfileTable(profile) (construct)", ProfileTable, profile)
     except Exception as error:  # the TUI may be mid-change

@@ -2,7 +2,7 @@
 
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
-Follows `proton-tui view FILE` on a terminal: imports the entry point (`proton_tui.launch`, which opens `view FILE`
+Follows `proton-tui view FILE` on a terminal: imports the entry point (`proton_tui.entry`, which opens `view FILE`
 without the command line's typer), starts loading FILE (a forked child loads part of a large capture), makes the
 viewer as the command does (the TUI imported meanwhile) and opens it
 headless with Textual's `App.run_test(size=(120, 40))`: its first screen says the capture is being read and then
@@ -41,15 +41,16 @@ def main() -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     out: dict = {}
-    launch = importlib.import_module("proton_tui.launch")  # `proton-tui view FILE` starts here
+    importlib.import_module("proton_tui.entry")  # `proton-tui view FILE` starts here
+    viewer = importlib.import_module("proton_tui.viewer")
     from proton_tui.hatchet import PendingLoad
 
     out["import"] = now()
-    pending = PendingLoad(Path(path), False, busy_s=launch.VIEWER_START_S)  # as `open_viewer` does: a child forked
-    app = launch.viewer_app(pending)  # the TUI imported meanwhile
+    pending = PendingLoad(Path(path), False, busy_s=viewer.VIEWER_START_S)  # as `open_viewer` does: a child forked
+    app = viewer.viewer_app(pending)  # the TUI imported meanwhile
     import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
 
-    from proton_tui.tui.profile_table import ProfileTable
+    from proton_tui.tui.widgets.profile_table import ProfileTable
     from textual import events
 
     out["tui_imported"] = now()
