@@ -61,6 +61,7 @@ TOOL=("$PY" -m proton_tui)
 
 if [ "$INSTALL" = 1 ]; then
   "$PY" -m pip install -q --no-build-isolation --no-index --find-links .whl . || exit 1
+  "$PY" -m pip install -q --no-index --find-links .whl pytest-asyncio || exit 1  # the GPU tests are async
 fi
 
 # Each step writes its own log under $OUT and a one-line summary to stdout.
