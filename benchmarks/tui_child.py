@@ -50,8 +50,9 @@ def main() -> int:
     app = viewer.viewer_app(pending)  # the TUI imported meanwhile
     import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
 
-    from proton_tui.tui.widgets.profile_table import ProfileTable
     from textual import events
+
+    from proton_tui.tui.widgets.profile_table import ProfileTable
 
     out["tui_imported"] = now()
     finish = app.opening.finish

@@ -51,19 +51,19 @@ def sort_keys_for(profile: Profile) -> list[str]:
 
 class Display:
     """A profile as a view shows it: names (`Names`), sort key and direction, rows hidden by depth or threshold
-    (`shown`, from Profile.shown; a hidden row hides its subtree)."""
+    (`visible`, from Profile.visible; a hidden row hides its subtree)."""
 
     def __init__(self, profile: Profile, names: Names | None = None, sort: str = "time", reverse: bool = False,
-                 shown: list[bool] | None = None) -> None:
-        self.profile, self.names, self.sort, self.reverse, self.shown = profile, names or Names(), sort_key(sort), \
-            reverse, shown
+                 visible: list[bool] | None = None) -> None:
+        self.profile, self.names, self.sort, self.reverse, self.visible = profile, names or Names(), \
+            sort_key(sort), reverse, visible
         self._children: dict[int, list[int]] = {}
         self._below: dict[int, str] = {0: ""}
 
     def but(self, **changes) -> Display:
-        """The same display with some of profile, names, sort, reverse, shown changed."""
+        """The same display with some of profile, names, sort, reverse, visible changed."""
         values = {"profile": self.profile, "names": self.names, "sort": self.sort.key, "reverse": self.reverse,
-                  "shown": self.shown, **changes}
+                  "visible": self.visible, **changes}
         return Display(**values)
 
     @property
@@ -79,7 +79,7 @@ class Display:
         kids = self._children.get(node)
         if kids is None:
             profile, first = self.profile, self.sort.node_first
-            kids = [kid for kid in profile.children[node] if self.shown is None or self.shown[kid]]
+            kids = [kid for kid in profile.children[node] if self.visible is None or self.visible[kid]]
             names, inclusive, by_name = profile.names, profile.inclusive, self.names.sort_key
             if first is None:
                 kids.sort(key=lambda c: (by_name(names[c]), c))
@@ -92,7 +92,7 @@ class Display:
 
     def has_children(self, node: int) -> bool:
         kids = self.profile.children[node]
-        return bool(kids) if self.shown is None else any(self.shown[kid] for kid in kids)
+        return bool(kids) if self.visible is None else any(self.visible[kid] for kid in kids)
 
     def walk(self, top: int = 0, expanded: Container[int] | None = None) -> Iterator[int]:
         """The subtree of `top` in display order, `top` first; with `expanded`, only below the nodes it holds."""

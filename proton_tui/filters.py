@@ -58,7 +58,7 @@ class ViewFilter:
             (lambda raw: names.matches(include, raw)) if include is not None else None,
             (lambda raw: names.matches(exclude, raw)) if exclude is not None else None,
         )
-        return filtered, filtered.shown(self.threshold, self.depth) if self.hides_rows else None
+        return filtered, filtered.visible(self.threshold, self.depth) if self.hides_rows else None
 
 
 def _number(text: str | float | None, field: str, labels: dict[str, str]) -> float:

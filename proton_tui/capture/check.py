@@ -160,7 +160,7 @@ class CheckRow:
 
 
 @dataclass
-class BoxReport:
+class CheckReport:
     """The whole check: one row per GPU (or job), the median bandwidth and what it flagged."""
 
     rows: list[CheckRow]
@@ -285,7 +285,7 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
 
 async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = None,
                         on_start: StartCallback | None = None, on_done: DoneCallback | None = None,
-                        stop: asyncio.Event | None = None, environ: Mapping[str, str] | None = None) -> BoxReport:
+                        stop: asyncio.Event | None = None, environ: Mapping[str, str] | None = None) -> CheckReport:
     """Run every slot at once (each its own process group, pinned by the engine) under one check folder
     ``<output>/<timestamp>-check/``, which also receives ``check.json``. ``stop`` ends every run; cancelling
     the task ends them too and re-raises."""
@@ -320,7 +320,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     rows = list(await asyncio.gather(*(one(slot) for slot in plan.slots)))
     median = flag_rows(rows, plan.min_fraction)
     info = plan.info
-    report = BoxReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
+    report = CheckReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
                        str(check_dir), plan.warnings,
                        {"executable": info.executable, "python_version": info.python_version,
                         "triton_version": info.triton_version, "torch_version": info.torch_version,
@@ -439,7 +439,7 @@ def _capture_cell(row: CheckRow, check_dir: str | None) -> str:
 TABLE_COLUMNS = ("GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG", "CAPTURE")
 
 
-def table_rows(report: BoxReport) -> list[tuple[str, ...]]:
+def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
     """The table's cells as plain strings (names are data: print them as they are)."""
     na = report.cpu  # the interpreter measures no bandwidth
     return [(row.label, row.name, row.verdict, _number(row.max_abs_err, ".3e"), _time_us(row.kernel_us),
@@ -447,7 +447,7 @@ def table_rows(report: BoxReport) -> list[tuple[str, ...]]:
              "SLOW" if row.flagged else "", _capture_cell(row, report.check_dir)) for row in report.rows]
 
 
-def format_report(report: BoxReport) -> str:
+def format_report(report: CheckReport) -> str:
     """The plain-text report: an aligned table, then its notes (`report_notes`)."""
     cells = [TABLE_COLUMNS, *table_rows(report)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE_COLUMNS))]
@@ -457,7 +457,7 @@ def format_report(report: BoxReport) -> str:
     return "\n".join([*lines, "", *report_notes(report)]) + "\n"
 
 
-def report_notes(report: BoxReport) -> list[str]:
+def report_notes(report: CheckReport) -> list[str]:
     """What the report says under its table: where the numbers come from, what failed, and the result."""
     lines = []
     if report.cpu:
@@ -493,6 +493,6 @@ _SOURCE_TEXT = {"capture": "each capture (kernel bytes / kernel time)",
                 "payload loop": "the payload's timed loop (host-timed, no capture)"}
 
 
-def _what(report: BoxReport, count: int = 1) -> str:
+def _what(report: CheckReport, count: int = 1) -> str:
     word = "run" if report.cpu else "GPU"
     return word + ("s" if count != 1 else "")

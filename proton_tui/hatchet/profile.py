@@ -187,7 +187,7 @@ class Profile:
             keep = [k and (b or a) for k, b, a in zip(keep, below_hit, above_hit)]
         return self if all(keep) else self.subset(keep)
 
-    def shown(self, min_percent: float = 0.0, max_depth: int | None = None) -> list[bool]:
+    def visible(self, min_percent: float = 0.0, max_depth: int | None = None) -> list[bool]:
         """Which nodes a display shows: at most max_depth deep and at least min_percent of the total.
         Hiding a row changes no number: a scope keeps the time of the kernels it hides."""
         return [

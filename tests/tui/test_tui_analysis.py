@@ -41,7 +41,7 @@ async def test_filter_bar_prunes_live_and_clears():
         await wait_for(lambda: all("gemm" not in n and "cutlass" not in n for n in table.profile.names))
         await type_into(pilot, "#exclude", "")
         await type_into(pilot, "#threshold", "9")
-        await wait_for(lambda: table.display_spec.shown is not None)
+        await wait_for(lambda: table.display_spec.visible is not None)
         await pilot.press("escape", "e")
         shown_percents = [table.profile.percent(table.profile.inclusive[n]) for n in table.model.rows]
         assert min(shown_percents) >= 9 and len(table.model.rows) < table.profile.node_count
@@ -50,7 +50,7 @@ async def test_filter_bar_prunes_live_and_clears():
         await wait_for(lambda: app.screen.query_one("#filter-error").display)
         assert "include '([' is not a valid regular expression" in str(app.screen.query_one("#filter-error").render())
         await pilot.press("escape", "F")
-        await wait_for(lambda: table.display_spec.shown is None and table.profile.total == total)
+        await wait_for(lambda: table.display_spec.visible is None and table.profile.total == total)
 
 
 async def test_search_jumps_between_matches_opening_ancestors():

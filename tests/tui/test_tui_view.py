@@ -127,7 +127,7 @@ async def test_footer_follows_the_focused_widget_keys():
         footer = app.screen.query_one(KeyBar)
 
         def footer_keys() -> list[str]:
-            return [description for _, _, description, _ in footer.shown]
+            return [description for _, _, description, _ in footer.keys]
 
         assert {"Expand all", "Kernels/tree", "Sort", "Help"} <= set(footer_keys())
         assert footer_keys()[-1] == "palette" and footer.render().plain.rstrip().endswith("^p palette")

@@ -36,7 +36,7 @@ def refusals(params: RunParams, info: InterpreterInfo, environ=None) -> list[str
 
 
 def expected_refusal(backend: str, mode: str, version: str, vendor: str) -> str | None:
-    """The seed page's rules, written out per case: a phrase the refusal must contain, or None if allowed."""
+    """The documented rules, written out per case: a phrase the refusal must contain, or None if allowed."""
     if backend == "rocprofiler" and version != "3.8.0":
         return "needs Triton >= 3.8.0"
     if backend == "roctracer" and mode == "cli":

@@ -25,7 +25,7 @@ def test_bad_sizes_name_the_flag(text):
     assert caught.value.flag == "--size" and str(caught.value).startswith("--size: ")
 
 
-def test_defaults_are_the_seed_pages():
+def test_defaults_are_the_documented_ones():
     params = RunParams()
     assert (params.size, params.iters, params.block_size) == (2**20, 20, 1024)
     assert (params.backend, params.context, params.mode, params.hook) == ("auto", "shadow", "cli", True)

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from proton_tui.capture.check import (
     GPU_ITERS,
     GPU_SIZE,
-    BoxReport,
     CheckError,
+    CheckReport,
     CheckRow,
     NoGpuError,
     build_row,
@@ -161,7 +161,7 @@ def test_exactly_at_the_threshold_is_not_flagged_and_one_gpu_never_is():
     ([], 1),  # nothing checked is not a pass
 ])
 def test_exit_codes(rows, code):
-    report = BoxReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9)
+    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9)
     report.median_gbps = flag_rows(rows, 0.9)
     assert report.exit_code == code
     assert report.to_json()["exit_code"] == code
@@ -223,7 +223,7 @@ def test_text_table_is_aligned_and_prints_names_verbatim():
     rows = [row("0", 4400.0), row("1", 3000.0)]
     rows[1].name = "[bold red]GPU[/]"  # data, not markup
     rows[0].peak_percent, rows[0].capture = 91.4, "/runs/a/vecadd-gpu0.hatchet"
-    report = BoxReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, flag_rows(rows, 0.9), "/runs/a")
+    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, flag_rows(rows, 0.9), "/runs/a")
     text = format_report(report)
     lines = text.splitlines()
     assert lines[0].split() == ["GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG",

@@ -1,4 +1,5 @@
-"""The core never imports Textual: checked in a fresh interpreter, module by module."""
+"""The core never imports Textual or Typer, and the command line never imports Textual until a TUI opens: checked
+in a fresh interpreter, module by module."""
 
 from __future__ import annotations
 
@@ -8,24 +9,36 @@ import sys
 
 import proton_tui
 
-CORE = sorted(
-    f"proton_tui.{m.name}"
-    for m in pkgutil.walk_packages(proton_tui.__path__, onerror=lambda _: None)
-    if not m.name.startswith(("tui", "payload")) and m.name != "__main__"
+MODULES = sorted(
+    m.name
+    for m in pkgutil.walk_packages(proton_tui.__path__, prefix="proton_tui.", onerror=lambda _: None)
+    if not m.name.startswith(("proton_tui.tui", "proton_tui.payload")) and m.name != "proton_tui.__main__"
 )
+FRONT_ENDS = ("proton_tui.cli", "proton_tui.entry", "proton_tui.viewer")
+CORE = [name for name in MODULES if not name.startswith(FRONT_ENDS)]
 
 
 def test_core_modules_exist():
-    assert "proton_tui.hatchet" in CORE and "proton_tui.report" in CORE and "proton_tui.cli" in CORE
+    assert {"proton_tui.hatchet", "proton_tui.display", "proton_tui.report", "proton_tui.capture.check"} <= set(CORE)
+    assert "proton_tui.cli.view" in MODULES and "proton_tui.cli" not in CORE
 
 
-def test_core_imports_no_textual():
+def imports_none_of(modules: list[str], forbidden: tuple[str, ...]) -> subprocess.CompletedProcess:
     code = (
         "import importlib, sys\n"
-        f"for name in {CORE!r}:\n"
+        f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "    assert 'textual' not in sys.modules, name\n"
+        f"    assert not [m for m in {forbidden!r} if m in sys.modules], name\n"
         "print('ok')\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_core_imports_neither_textual_nor_typer():
+    result = imports_none_of(CORE, ("textual", "typer"))
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_command_line_imports_no_textual():
+    result = imports_none_of(MODULES, ("textual",))
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

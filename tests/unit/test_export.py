@@ -54,7 +54,7 @@ def test_tree_sort_keys(sort_key):
 
 def test_tree_keeps_only_shown_rows_and_filtered_percentages():
     profile = load_profile(capture_path("gpt2_shadow")).filtered(include=re.compile("^forward$").search)
-    rows = json.loads(export_text(Display(profile, shown=profile.shown(max_depth=2)), fmt="json"))["rows"]
+    rows = json.loads(export_text(Display(profile, visible=profile.visible(max_depth=2)), fmt="json"))["rows"]
     assert [(row["depth"], row["path"]) for row in rows] == [(0, "ROOT"), (1, "step"), (2, "step / forward")]
     assert rows[0]["percent"] < 100  # a share of the whole capture, also in the filtered view
     assert rows[0]["time_ns"] == rows[2]["time_ns"]

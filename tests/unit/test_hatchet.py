@@ -159,8 +159,8 @@ def test_filtered_recomputes_totals_and_keeps_ancestors():
 
 def test_shown_hides_rows_without_changing_numbers():
     profile = load_profile(capture_path("gpt2_shadow"))
-    assert [profile.names[n] for n, show in enumerate(profile.shown(max_depth=1)) if show] == ["ROOT", "step"]
-    big = profile.shown(min_percent=5.0)
+    assert [profile.names[n] for n, show in enumerate(profile.visible(max_depth=1)) if show] == ["ROOT", "step"]
+    big = profile.visible(min_percent=5.0)
     assert all(profile.percent(profile.inclusive[n]) >= 5.0 for n in range(1, profile.node_count) if big[n])
     assert not all(big) and profile.total == 31097204
 

@@ -1,4 +1,4 @@
-"""payload/vecadd.py on its own: the seed page's contract, through the Triton interpreter on CPU."""
+"""payload/vecadd.py on its own: its output contract, through the Triton interpreter on CPU."""
 
 from __future__ import annotations
 

@@ -21,9 +21,9 @@ from textual.widgets import DataTable, Static
 from ...capture.check import (
     MIN_FRACTION,
     TABLE_COLUMNS,
-    BoxReport,
     CheckError,
     CheckPlan,
+    CheckReport,
     CheckRow,
     CheckSlot,
     NoGpuError,
@@ -60,7 +60,7 @@ class CheckRowDone(Message):
 class CheckFinished(Message):
     """The check ended: a report, or the reason it never started (no GPU, a bad option, a failed probe)."""
 
-    def __init__(self, report: BoxReport | None, problem: str | None = None, no_gpu: bool = False) -> None:
+    def __init__(self, report: CheckReport | None, problem: str | None = None, no_gpu: bool = False) -> None:
         super().__init__()
         self.report, self.problem, self.no_gpu = report, problem, no_gpu
 
@@ -89,7 +89,7 @@ class CheckScreen(Screen):
         if timeout is not None:
             self.options["timeout"] = timeout
         self.plan: CheckPlan | None = None
-        self.report: BoxReport | None = None
+        self.report: CheckReport | None = None
         self.problem: str | None = None
         self.no_gpu = False
         self.rows: dict[str, CheckRow] = {}  # by slot label, as each run finishes
@@ -173,7 +173,7 @@ class CheckScreen(Screen):
         self.query_one("#check-status", Static).update(Text(self.status_text()))
 
     # ---- rendering ----------------------------------------------------------------------------------------------
-    def show_rows(self, report: BoxReport) -> None:
+    def show_rows(self, report: CheckReport) -> None:
         """Rows formatted by the core (``table_rows``) exactly as the CLI prints them; failed rows red, flagged
         rows yellow. Before the whole report exists a finished row is shown alone (its flag needs every row)."""
         table = self.query_one("#check-table", DataTable)
@@ -233,7 +233,7 @@ class CheckScreen(Screen):
         self.rows[message.row.label] = message.row
         plan = self.plan
         if plan is not None:
-            self.show_rows(BoxReport([message.row], plan.cpu, plan.info.python, plan.size, plan.iters, plan.profile,
+            self.show_rows(CheckReport([message.row], plan.cpu, plan.info.python, plan.size, plan.iters, plan.profile,
                                      plan.min_fraction, check_dir=self.check_dir))
         self.flush()
 

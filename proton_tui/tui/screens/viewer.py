@@ -103,15 +103,15 @@ class ProfileScreen(Screen):
             self.post_message(LoadFailed(str(error)))
             return
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
-        table, shown = self.query_one(ProfileTable), self.query("#table, #detail")
+        table, body = self.query_one(ProfileTable), self.query("#table, #detail")
         if self.profile.is_empty:
-            await shown.remove()
+            await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
             table.load(self.profile)
             if self.view_filter:
                 self.show_filtered(self.view_filter)
-            shown.set(display=True)
+            body.set(display=True)
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def body_mounted(self) -> None:
@@ -126,11 +126,11 @@ class ProfileScreen(Screen):
             return (self.profile is not None and not self.profile.is_empty) or None
         return True
 
-    def summary_text(self, shown: Profile) -> str:
-        lines = [header_line(shown)]
-        if shown.reference_total is not None:
-            lines[0] += f"  (filtered: {format_percent(shown.percent(shown.total))} of the capture)"
-        return "\n".join(lines + device_lines(shown))
+    def summary_text(self, profile: Profile) -> str:
+        lines = [header_line(profile)]
+        if profile.reference_total is not None:
+            lines[0] += f"  (filtered: {format_percent(profile.percent(profile.total))} of the capture)"
+        return "\n".join(lines + device_lines(profile))
 
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
@@ -229,9 +229,9 @@ class ProfileScreen(Screen):
         """Show the capture through a filter, matched against the names as the table shows them."""
         self.view_filter = chosen
         table = self.query_one(ProfileTable)
-        shown, mask = chosen.apply(self.profile, table.display_spec.names)
-        table.redisplay(profile=shown, shown=mask)
-        self.query_one("#summary", Static).update(Text(self.summary_text(shown)))
+        filtered, visible = chosen.apply(self.profile, table.display_spec.names)
+        table.redisplay(profile=filtered, visible=visible)
+        self.query_one("#summary", Static).update(Text(self.summary_text(filtered)))
 
     @on(Input.Submitted, "#search")
     def search_submitted(self, event: Input.Submitted) -> None:

@@ -24,7 +24,7 @@ class KeyBar(Widget, can_focus=False):
 
     def __init__(self) -> None:
         super().__init__()
-        self.shown: tuple[tuple[str, str, str, bool], ...] = ()  # (key, key as displayed, description, enabled)
+        self.keys: tuple[tuple[str, str, str, bool], ...] = ()  # (key, key as displayed, description, enabled)
         self.spans: list[tuple[int, int, str, bool]] = []  # (first cell, end cell, key, enabled) as last drawn
 
     def on_mount(self) -> None:
@@ -46,26 +46,26 @@ class KeyBar(Widget, can_focus=False):
         for binding, enabled in listed:
             by_action.setdefault(binding.action, (binding.key, self.app.get_key_display(binding),
                                                   binding.description, enabled))
-        shown = tuple(by_action.values())
-        if shown != self.shown:
-            self.shown = shown
+        keys = tuple(by_action.values())
+        if keys != self.keys:
+            self.keys = keys
             self.refresh()
 
     def render(self) -> Text:
         styles = self.get_component_rich_style("footer--key"), self.get_component_rich_style("footer--description")
-        keys, palette = self.shown, ()
+        keys, palette = self.keys, ()
         if keys and keys[-1][0] == self.app.COMMAND_PALETTE_BINDING:  # kept visible at the right end
             keys, palette = keys[:-1], keys[-1:]
         right = Text(end="")
-        for shown in palette:
-            _draw_key(right, shown, styles)
+        for key in palette:
+            _draw_key(right, key, styles)
         room = max(self.size.width - right.cell_len, 0)
         line, self.spans = Text(end=""), []
-        for shown in keys:
+        for key in keys:
             start = line.cell_len
-            _draw_key(line, shown, styles)
+            _draw_key(line, key, styles)
             if line.cell_len <= room:  # keys that do not fit are cut, as Textual's footer hides them
-                self.spans.append((start, line.cell_len, shown[0], shown[3]))
+                self.spans.append((start, line.cell_len, key[0], key[3]))
         line.truncate(room, overflow="ellipsis", pad=True)
         if palette:
             self.spans.append((room, room + right.cell_len, palette[0][0], palette[0][3]))
@@ -82,9 +82,9 @@ class KeyBar(Widget, can_focus=False):
                 return
 
 
-def _draw_key(line: Text, shown: tuple[str, str, str, bool], styles: tuple[Style, Style]) -> None:
+def _draw_key(line: Text, key: tuple[str, str, str, bool], styles: tuple[Style, Style]) -> None:
     """Append one key as Textual's footer draws it: the key on its colour, then its description."""
-    _, display, description, enabled = shown
+    _, display, description, enabled = key
     key_style, description_style = styles if enabled else (style + Style(dim=True) for style in styles)
     line.append(f" {display} ", key_style)
     line.append(f"{description} ", description_style)

@@ -100,7 +100,7 @@ class ProfileTable(ScrollView, can_focus=True):
         self.cursor = self.model.row_of(node, self.cursor)
 
     def redisplay(self, **changes) -> None:
-        """Show the capture another way (profile, names, sort, reverse, shown), keeping the cursor's node."""
+        """Show the capture another way (profile, names, sort, reverse, visible), keeping the cursor's node."""
         before, node = self.model.profile, self.current_node
         self.model.redisplay(self.model.display.but(**changes))
         self._rebuilt(self.model.moved(node, before))

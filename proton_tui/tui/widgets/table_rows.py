@@ -161,9 +161,9 @@ class TableRows:
         if self.show_kernels:
             self.matches = [i for i, k in enumerate(self.kernels) if names.matches(pattern, k.name)]
         else:
-            raw, shown = self.profile.names, self.display.shown
+            raw, visible = self.profile.names, self.display.visible
             self.matches = [n for n in range(1, self.profile.node_count) if names.matches(pattern, raw[n])
-                            and (shown is None or all(shown[a] for a in [n, *self.profile.ancestors(n)]))]
+                            and (visible is None or all(visible[a] for a in [n, *self.profile.ancestors(n)]))]
         return len(self.matches)
 
     def next_match(self, row: int, direction: int) -> int | None:
@@ -191,13 +191,13 @@ class TableRows:
     def visible_columns(self, width: int) -> list[Column]:
         """The columns that fit beside a name of MIN_NAME_WIDTH cells: whole columns are left out from the right,
         a number is never cut."""
-        shown, used = [], MIN_NAME_WIDTH
+        fitting, used = [], MIN_NAME_WIDTH
         for col in self.columns:
             if used + col.width + 2 > width:
                 break
-            shown.append(col)
+            fitting.append(col)
             used += col.width + 2
-        return shown
+        return fitting
 
     def line(self, name: str, cells: list[str], width: int) -> str:
         cols = self.visible_columns(width)
