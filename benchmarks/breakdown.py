@@ -3,8 +3,8 @@
 
     .venv/bin/python benchmarks/breakdown.py FILE [--no-gc]
 
-The phases are those of the one-process load (private helpers _mapped, _parse, _index, _with_inclusive, so it may
-need updating when they change); load_profile itself is timed too (two processes from TWO_PROCESS_MIN_BYTES).
+The phases are those of reading a capture whole (reader.mapped, reader.parse, reader._index, with_inclusive, so it
+may need updating when they change); load_profile itself is timed too (in pieces from 2 x pieces.PIECE_BYTES).
 --no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
 """
 
@@ -33,7 +33,7 @@ def main() -> int:
     print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
     start = time.perf_counter()
     from proton_tui import formatting, hatchet, report
-    from proton_tui.hatchet import reader
+    from proton_tui.hatchet import pieces, reader
 
     print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
     with reader.mapped(path) as data:
@@ -58,8 +58,8 @@ def main() -> int:
     print(f"  {'_with_inclusive':<58} {spent['inclusive'] * 1000:10.1f} ms")
     del tree, document
     print(f"  nodes loaded: {profile.node_count:,}")
-    two = "two processes" if path.stat().st_size >= hatchet.TWO_PROCESS_MIN_BYTES else "one process"
-    timed(f"load_profile, as `view --json` runs it ({two})", hatchet.load_profile, path)
+    how = "in pieces" if path.stat().st_size >= 2 * pieces.PIECE_BYTES else "whole"
+    timed(f"load_profile, as `view --json` runs it ({how})", hatchet.load_profile, path)
     timed("kernel_stats() (first call, then cached)", profile.kernel_stats)
     timed("device_names() (one call)", profile.device_names, repeat=3)
     timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)

@@ -46,7 +46,7 @@ def main() -> int:
     from proton_tui.hatchet import PendingLoad
 
     out["import"] = now()
-    pending = PendingLoad(Path(path), False, busy_s=viewer.VIEWER_START_S)  # as `open_viewer` does: a child forked
+    pending = PendingLoad(Path(path), False)  # as `open_viewer` does: the file checked and mapped
     app = viewer.viewer_app(pending)  # the TUI imported meanwhile
     import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
 

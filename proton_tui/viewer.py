@@ -1,5 +1,5 @@
-"""Open the TUI's viewer on a capture file: the load starts at once (a large capture's loader child works while the
-TUI is imported and draws its first screen), the viewer finishes it."""
+"""Open the TUI's viewer on a capture file: the file is checked and mapped at once (a bad one is reported before
+the TUI starts), the viewer's first screen says it is being read and then reads it."""
 
 from __future__ import annotations
 
@@ -14,17 +14,12 @@ if TYPE_CHECKING:
     from .hatchet import PendingLoad
     from .tui.app import ProtonApp
 
-# Seconds of importing the TUI and drawing its first screen while a loader child works, calibrated on the 2-core
-# machine at 100k nodes (benchmarks/README.md, "Where the time goes").
-VIEWER_START_S = 0.42
-
-
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False) -> str | None:
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded."""
     from .hatchet import CaptureError, PendingLoad
 
     try:
-        pending = PendingLoad(file, show_internal, busy_s=VIEWER_START_S)
+        pending = PendingLoad(file, show_internal)
     except CaptureError as error:
         return str(error)
     with closing(pending):
@@ -34,7 +29,7 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
 
 
 def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
-    """The viewer of a capture being loaded: its first screen says so and then finishes the load."""
+    """The viewer of a capture about to be read: its first screen says so and then reads it."""
     from .tui.app import ProtonApp
     from .tui.messages import Opening
 

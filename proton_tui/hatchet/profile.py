@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from itertools import compress
 from pathlib import Path
 
-import orjson
-
 ROOT_PARENT = -1  # the parent of the tree's root
 GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
 FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
@@ -57,7 +55,7 @@ class Profile:
     parents: list[int]
     children: list[list[int]]
     depths: list[int]
-    # None: a plain kernel whose metrics the arrays hold; an int: where the node's metrics are in `_sent_metrics`
+    # None for a plain kernel, whose metrics are exactly what the arrays hold (rebuilt by `node_metrics`)
     metrics: list[dict | int | None]
     own: list[float]  # the node's own time in ns (or cycles), 0.0 where it has none
     has_own: list[bool]  # the node carries its own time (or cycles): a kernel or an instrumented region
@@ -75,8 +73,6 @@ class Profile:
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
     _device_names: list[str] | None = field(default=None, repr=False)
     _device_totals: dict[str, float] | None = field(default=None, repr=False)
-    # The metrics of a loader child's kernels that the arrays do not hold: a JSON list, read when first needed.
-    _sent_metrics: bytes | list[dict] | None = field(default=None, repr=False)
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
 
     @property
@@ -215,7 +211,6 @@ class Profile:
                 children=children,
                 depths=[self.depths[i] for i in picked],
                 metrics=[self.metrics[i] for i in picked],
-                _sent_metrics=self._sent_metrics,
                 own=[self.own[i] for i in picked],
                 has_own=[self.has_own[i] for i in picked],
                 is_kernel=[],
@@ -254,20 +249,13 @@ class Profile:
         return 100.0 * achieved * 1e9 / peak if peak else None
 
     def node_metrics(self, node: int) -> dict:
-        """The node's metrics as the capture has them (a kernel the loader child sent as None is rebuilt here)."""
+        """The node's metrics as the capture has them (a plain kernel's are rebuilt from the arrays)."""
         metrics = self.metrics[node]
-        if type(metrics) is int:
-            metrics = self._read_sent_metrics()[metrics]
-        elif metrics is None:
+        if metrics is None:
             device_type, _, device_id = self.devices[node].partition(":")
             metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
                        "time (ns)": self.own[node]}
         return metrics
-
-    def _read_sent_metrics(self) -> list[dict]:
-        if type(self._sent_metrics) is bytes:
-            self._sent_metrics = orjson.loads(self._sent_metrics)
-        return self._sent_metrics
 
     def tflops(self, node: int) -> dict[str, float]:
         """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
@@ -390,7 +378,6 @@ def graft(profile: Profile, part: Profile, at: int) -> None:
                  "inclusive", "launches", "bytes"):
         getattr(profile, item).extend(getattr(part, item))
     profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
-    profile._sent_metrics = part._sent_metrics  # what its ints in `metrics` refer to
     profile.hidden_internal += part.hidden_internal
     profile.has_bytes = profile.has_bytes or part.has_bytes
     profile._kernel_stats = profile._device_totals = None  # summed over the whole when first asked for

@@ -209,11 +209,10 @@ class Flat:
     devices: list[str] = field(default_factory=list)
     bytes: list[float] = field(default_factory=list)
     hidden: int = 0
-    marked: int | None = None  # the id of the node object passed as `mark`, once flattened
+    hidden_with_children: bool = False  # a hidden internal frame had children
 
 
-def flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: object = None,
-             compact: bool = False) -> Flat:
+def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: bool = False) -> Flat:
     """Validate and flatten JSON nodes given as (node, parent, depth), the first root first. A root's parent is
     ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other).
     `compact`: a kernel whose metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
@@ -239,6 +238,7 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: obj
                 raise NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
             if not show_internal and name.startswith(INTERNAL_PREFIX):
                 flat.hidden += 1 + _count_nodes(kids)
+                flat.hidden_with_children = flat.hidden_with_children or bool(kids)
                 continue
             time_ns = cycles = None
             count, device, size, kept = 0, "", 0.0, metrics or NO_METRICS
@@ -287,8 +287,6 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, mark: obj
                         label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
                     )
             node_id = len(names)
-            if node is mark:
-                flat.marked = node_id
             names.append(name_copies.setdefault(name, name))
             parents.append(parent)
             depths.append(depth)

@@ -1,22 +1,19 @@
-"""Loading on two processes gives exactly the one-process profile, or steps aside; it never leaves a process behind
-and never writes to the capture."""
+"""Reading a capture in pieces gives exactly the profile of reading it whole, or steps aside; it never writes to the
+capture."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import mmap
-import os
 import random
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from proton_tui.hatchet import CaptureError, load_profile, loader, split
+from proton_tui.hatchet import CaptureError, load_profile, loader, pieces
 from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",
@@ -33,24 +30,20 @@ def proton_file(tmp_path: Path, tree: dict, name: str = "capture.hatchet") -> Pa
     return path
 
 
-def load_both_ways(path: Path, monkeypatch, **options):
-    """(one-process profile, two-process profile or the error each raised, whether two processes were used)."""
-    for thread in threading.enumerate():  # e.g. a worker thread of an earlier TUI test, finishing its probe
-        if thread is not threading.main_thread():
-            thread.join(timeout=60)
-    assert threading.active_count() == 1, "this test needs a single-threaded process: fork is refused otherwise"
+def load_both_ways(path: Path, monkeypatch, pieces_of: int = 5, **options):
+    """(profile read whole, profile read in pieces of about a `pieces_of`-th of the file, or the error each raised,
+    and whether the second read used pieces)."""
     used = []
-    real = split.Split.finish
+    real = loader.load_in_pieces
 
-    def spy(split):
-        result = real(split)
+    def spy(*args, **_):
+        result = real(*args, piece_bytes=max(1, path.stat().st_size // pieces_of))
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(split.Split, "finish", spy)
     results = []
-    for threshold in (10**18, 0):
-        monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", threshold)
+    for reader in (lambda *args, **_: None, spy):
+        monkeypatch.setattr(loader, "load_in_pieces", reader)
         try:
             results.append(load_profile(path, **options))
         except CaptureError as error:
@@ -62,7 +55,7 @@ def assert_same(one, two) -> None:
     assert not isinstance(one, str) and not isinstance(two, str), (one, two)
     for name in COMPARED:
         assert getattr(two, name) == getattr(one, name), name
-    for node in range(one.node_count):  # the child sends a plain kernel's metrics as None: rebuilt, they are equal
+    for node in range(one.node_count):  # a plain kernel's metrics are rebuilt from the arrays: equal all the same
         assert repr(two.node_metrics(node)) == repr(one.node_metrics(node)), node
     assert two.kernel_stats() == one.kernel_stats() and two.device_totals() == one.device_totals()
 
@@ -75,12 +68,11 @@ def wide_tree(groups: int = 6, kernels: int = 8) -> dict:
     ])
 
 
-@pytest.mark.parametrize("name", ["gpt2_shadow", "multigpu", "vecadd_hook", "vecadd_auto"])
+@pytest.mark.parametrize("name", ["gpt2_shadow", "multigpu"])
 def test_real_captures_load_the_same(name, monkeypatch):
     one, two, used = load_both_ways(capture_path(name), monkeypatch)
-    assert used and type(two._sent_metrics) is bytes  # the child's kernels with more metrics: unread
+    assert used
     assert_same(one, two)
-    assert None in two.metrics  # a plain kernel of the child's part, rebuilt by node_metrics
 
 
 @pytest.mark.parametrize("show_internal", [False, True])
@@ -89,15 +81,18 @@ def test_a_cut_among_the_roots_children(tmp_path, monkeypatch, show_internal):
     one, two, used = load_both_ways(path, monkeypatch, show_internal=show_internal)
     assert used and two.hidden_internal == (0 if show_internal else 6)
     assert_same(one, two)
-    depth, start, end = split.find_cut(path.read_bytes())
+    depth, start, end = pieces.find_cut(path.read_bytes())
     assert depth == 0 and 0.3 <= (end - start) / path.stat().st_size <= 0.7
 
 
-def test_a_filtered_view_of_a_two_process_load_is_the_same(monkeypatch):
-    """Filtering copies every node's metrics, the child's part's (sent unread) too."""
-    one, two, used = load_both_ways(capture_path("vecadd_hook"), monkeypatch)
-    assert used and type(two._sent_metrics) is bytes and int in map(type, two.metrics)  # a hooked kernel's: unread
-    include = re.compile("add_kernel").search
+def test_a_filtered_view_of_a_capture_read_in_pieces_is_the_same(tmp_path, monkeypatch):
+    """Filtering copies every node's metrics, those of hooked kernels (bytes) in the pieces too."""
+    tree = wide_tree()
+    for group in tree["children"]:
+        group["children"][0]["metrics"]["bytes"] = 4096
+    one, two, used = load_both_ways(proton_file(tmp_path, tree), monkeypatch)
+    assert used and two.has_bytes
+    include = re.compile("k[0-5]_0").search
     assert_same(one.filtered(include), two.filtered(include))
 
 
@@ -105,7 +100,7 @@ def test_a_cut_deeper_down_the_last_path(tmp_path, monkeypatch):
     """ROOT has one child, which has one child: the cut is found two levels down."""
     path = proton_file(tmp_path, scope("ROOT", scope("<module>", scope("train", *wide_tree(8).pop("children")))))
     one, two, used = load_both_ways(path, monkeypatch)
-    assert used and split.find_cut(path.read_bytes())[0] == 2
+    assert used and pieces.find_cut(path.read_bytes())[0] == 2
     assert_same(one, two)
     assert two.depths[-1] == 4 and two.path_of(two.node_count - 1).startswith("<module> / train / step_7")
 
@@ -125,13 +120,13 @@ def test_a_cut_inside_a_kernel_adds_no_kernels(tmp_path, monkeypatch):
     tree["children"][1]["children"][0]["children"] = regions
     path = proton_file(tmp_path, tree)
     one, two, used = load_both_ways(path, monkeypatch)
-    assert used and split.find_cut(path.read_bytes())[0] == 2  # among the kernel's regions
+    assert used and pieces.find_cut(path.read_bytes())[0] == 2  # among the kernel's regions
     assert_same(one, two)
     assert [k.name for k in two.kernel_stats()] == ["matmul", "other"] and two.total == 9005
 
 
-def test_parts_with_different_units_load_in_one_process(tmp_path, monkeypatch):
-    """Times only before the cut, cycles only after it: the child's part alone would read as cycles."""
+def test_pieces_with_different_units_read_whole(tmp_path, monkeypatch):
+    """Times only before the cut, cycles only after it: a piece alone would read as cycles."""
     tree = wide_tree()
     for group in tree["children"][3:]:
         for node in group["children"]:
@@ -141,8 +136,8 @@ def test_parts_with_different_units_load_in_one_process(tmp_path, monkeypatch):
     assert_same(one, two)
 
 
-@pytest.mark.parametrize("bad_group", [1, 5])  # in this process's half, or in the forked child's
-def test_a_bad_metric_in_either_half_gives_the_one_process_message(tmp_path, monkeypatch, bad_group):
+@pytest.mark.parametrize("bad_group", [1, 5])  # in what is left, or in a piece
+def test_a_bad_metric_anywhere_gives_the_message_of_the_whole_read(tmp_path, monkeypatch, bad_group):
     tree = wide_tree()
     tree["children"][bad_group]["children"][3]["metrics"]["time (ns)"] = "fast"
     one, two, _ = load_both_ways(proton_file(tmp_path, tree), monkeypatch)
@@ -150,91 +145,42 @@ def test_a_bad_metric_in_either_half_gives_the_one_process_message(tmp_path, mon
     assert two == one
 
 
-def test_layouts_other_than_protons_load_in_one_process(tmp_path, monkeypatch):
+def test_layouts_other_than_protons_read_whole(tmp_path, monkeypatch):
     tree = wide_tree()
     compact = tmp_path / "compact.hatchet"
     compact.write_text(json.dumps([tree, H200]))
     unsorted = tmp_path / "unsorted.hatchet"  # children after frame and metrics
     unsorted.write_text(json.dumps([tree, H200], indent=4))
     for path in (compact, unsorted):
-        assert split.find_cut(path.read_bytes()) is None
+        assert pieces.find_cut(path.read_bytes()) is None
         one, two, used = load_both_ways(path, monkeypatch)
         assert not used
         assert_same(one, two)
 
 
-def test_no_process_is_left_and_the_file_is_untouched(tmp_path, monkeypatch):
+def test_the_file_is_untouched(tmp_path, monkeypatch):
     path = proton_file(tmp_path, wide_tree())
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     _, _, used = load_both_ways(path, monkeypatch)
+    assert used and hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("pieces_of", [3, 5, 9, 17])
+def test_many_pieces_at_several_depths_load_the_same(tmp_path, monkeypatch, pieces_of):
+    """Pieces cut one after another from what is left, some hanging inside a later one."""
+    path = proton_file(tmp_path, scope("ROOT", scope("<module>", scope("train", *wide_tree(12).pop("children"))),
+                                       *wide_tree(4).pop("children")))
+    one, two, used = load_both_ways(path, monkeypatch, pieces_of=pieces_of)
     assert used
-    with pytest.raises(ChildProcessError):  # every forked child was waited for
-        os.waitpid(-1, os.WNOHANG)
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
-
-
-def test_a_threaded_process_never_forks(tmp_path, monkeypatch):
-    path = proton_file(tmp_path, wide_tree())
-    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", 0)
-    release = threading.Event()
-    worker = threading.Thread(target=release.wait)
-    worker.start()
-    try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            assert split.start_split(path, data, False) is None
-    finally:
-        release.set()
-        worker.join()
-
-
-def test_a_failed_fork_loads_in_one_process(tmp_path, monkeypatch):
-    path = proton_file(tmp_path, wide_tree())
-
-    def no_fork():
-        raise OSError(11, "Resource temporarily unavailable")
-
-    monkeypatch.setattr(os, "fork", no_fork)
-    one, two, used = load_both_ways(path, monkeypatch)
-    assert not used
     assert_same(one, two)
 
 
-@pytest.mark.parametrize("threshold", [0, 10**18])  # two processes, one
-def test_the_child_works_between_the_start_of_a_load_and_its_finish(tmp_path, monkeypatch, threshold):
-    """What `view` does between starting a load and finishing it (import the TUI, draw its first screen) overlaps
-    the forked child's part; a failed part still ends with the one-process message, and no process is left."""
+def test_a_hidden_frame_with_children_on_the_last_path_reads_whole(tmp_path, monkeypatch):
     tree = wide_tree()
-    tree["children"][5]["children"][3]["metrics"]["time (ns)"] = -1  # the child's part fails: one process takes over
-    good, bad = proton_file(tmp_path, wide_tree(), "good.hatchet"), proton_file(tmp_path, tree, "bad.hatchet")
-    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", threshold)
-
-    def child_exists() -> bool:
-        try:  # running or done (WNOWAIT: the loader still reaps it)
-            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            return True
-        except ChildProcessError:
-            return False
-
-    pending = loader.PendingLoad(good, False)
-    assert child_exists() == (threshold == 0)
-    assert pending.finish().node_count == 1 + 6 * 9
-    pending = loader.PendingLoad(bad, False)
-    assert child_exists() == (threshold == 0)
-    with pytest.raises(CaptureError, match="negative time"):
-        pending.finish()
-    assert not child_exists()
-
-
-def test_a_load_given_up_leaves_no_process(tmp_path, monkeypatch):
-    """The viewer quit (or failed) before finishing the load: closing it ends the child and releases the file."""
-    monkeypatch.setattr(loader, "TWO_PROCESS_MIN_BYTES", 0)
-    pending = loader.PendingLoad(proton_file(tmp_path, wide_tree()), False)
-    assert pending.split is not None
-    pending.close()
-    pending.close()  # twice is harmless
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
-    assert pending.data.closed
+    tree["children"].append(scope(INTERNAL, *wide_tree(3).pop("children")))
+    one, two, used = load_both_ways(proton_file(tmp_path, tree), monkeypatch)
+    assert not used
+    assert_same(one, two)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -266,12 +212,12 @@ def random_tree(rng: random.Random, depth: int = 0) -> dict:
 
 
 def test_random_trees_load_the_same(tmp_path, monkeypatch):
-    """Twelve random shapes: each loads the same both ways, and most of them offer a cut (the rest load in one)."""
-    forked = 0
+    """Twelve random shapes: each loads the same both ways, and most of them offer a cut (the rest read whole)."""
+    in_pieces = 0
     for seed in range(12):
         rng = random.Random(seed)
         tree = scope("ROOT", *[random_tree(rng, 1) for _ in range(rng.randrange(2, 9))])
-        one, two, used = load_both_ways(proton_file(tmp_path, tree, f"random{seed}.hatchet"), monkeypatch)
+        one, two, used = load_both_ways(proton_file(tmp_path, tree, f"random{seed}.hatchet"), monkeypatch, pieces_of=8)
         assert_same(one, two)
-        forked += used
-    assert forked >= 9
+        in_pieces += used
+    assert in_pieces >= 9

@@ -1,0 +1,180 @@
+"""Large captures read in pieces, in one process: a piece of the file is parsed, flattened and its pages dropped
+before the next is read, so memory holds the arrays of what was read plus one piece's parsed objects, never the
+whole document's (a 1 GB capture parsed whole holds ~3 GB at its peak).
+
+Proton writes its `.hatchet` pretty-printed with keys sorted (``children`` first), and JSON strings cannot hold a
+raw newline, so a line's indentation says what it is: with an indent unit ``u``, a node at depth ``d`` opens with a
+line that is only ``{`` at ``(2d+1)u`` spaces, its keys sit at ``(2d+2)u`` and its children at ``(2d+3)u``. That
+finds, without parsing, a cut inside the children list of a node on the tree's last path (its last child, that
+one's last child, …): the children after the cut are parsed as a list of subtrees (a piece), then removed from the
+document by moving its small tail (the closing brackets and device_info) up over them, and the next piece is cut
+from what is left. What is left at the end is parsed as the document; the pieces, whose nodes come last in
+pre-order, join it by appending (`profile.graft`), the last one cut first.
+
+The file is mapped privately (copy-on-write): the bytes written change this process's view only, never the file.
+Anything unexpected (another layout, a parse or validation error in a piece, pieces in different units) returns
+None and the caller reads the file whole, which also gives the canonical error message.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from pathlib import Path
+
+import orjson
+
+from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, graft
+from .reader import CaptureError, NodeError, document_parts, flatten, profile_from
+
+# The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):
+# benchmarks/README.md, "Reading large captures".
+PIECE_BYTES = 128_000_000
+MAX_PIECES = 256
+FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
+BALANCED = 0.2  # how far from the share it should get a piece may be and still be taken at once
+ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
+MAX_DEPTH = 64
+PAGE = mmap.PAGESIZE
+
+
+def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | None = None) -> Profile | None:
+    """The profile of a pretty-printed capture (memory-mapped as `data`) read in pieces of about `piece_bytes`; None
+    when it has no room for two pieces, its layout does not allow a cut, or anything in it fails."""
+    piece_bytes = piece_bytes or PIECE_BYTES
+    if not isinstance(data, mmap.mmap) or len(data) < 2 * piece_bytes:
+        return None
+    private = _private_map(path, data)
+    if private is None:
+        return None
+    try:
+        return _read(path, private, show_internal, piece_bytes)
+    except (orjson.JSONDecodeError, CaptureError, NodeError, ValueError, TypeError):
+        return None
+    finally:
+        private.close()
+
+
+def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int) -> Profile | None:
+    limit = clean_to = len(private)  # the document ends at `limit`; bytes before `clean_to` are the file's own
+    pieces: list[tuple[int, Profile]] = []
+    while limit > 2 * piece_bytes and len(pieces) < MAX_PIECES:
+        cut = find_cut(private, piece_bytes / limit, limit)
+        if cut is None:
+            break
+        depth, start, end = cut
+        if limit - end > end - start or end - start < piece_bytes // 16:  # the tail must fit; no tiny pieces
+            break
+        closing = private[end]
+        private[start - 1] = ord("[")  # was the comma before the cut
+        private[end] = ord("]")  # was the newline before the list's closing line
+        with memoryview(private) as view:
+            nodes = orjson.loads(view[start - 1 : end + 1])
+        private[end] = closing
+        flat = flatten([(node, GRAFTED_PARENT, depth + 1) for node in nodes], show_internal, compact=True)
+        del nodes
+        if flat.hidden_with_children:  # the walk down the last path that finds where a piece hangs would miss it
+            return None
+        pieces.append((depth, profile_from(path, flat, {}, with_children=False)))
+        _drop_pages(private, start, min(end, clean_to))
+        tail = private[end:limit]  # the closing of the cut's list and of every node around it, and device_info
+        private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
+        limit, clean_to = start - 1 + len(tail), start - 1
+    if not pieces:
+        return None
+    with memoryview(private) as view:
+        tree, device_info = document_parts(path, orjson.loads(view[:limit]))
+    _drop_pages(private, 0, min(limit, clean_to))
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True)
+    del tree
+    if not flat.names or flat.hidden_with_children:
+        return None
+    profile = profile_from(path, flat, device_info)
+    units = {part.unit for part in [profile, *(part for _, part in pieces)] if any(part.has_own)}
+    if len(units) > 1:  # e.g. times only in one piece: reading it whole decides
+        return None
+    for depth, part in reversed(pieces):  # the last cut first: an earlier piece may hang inside it
+        anchor = 0
+        for _ in range(depth):
+            kids = profile.children[anchor]
+            if not kids:
+                return None
+            anchor = kids[-1]
+        graft(profile, part, anchor)
+    return profile
+
+
+def _drop_pages(private: mmap.mmap, start: int, end: int) -> None:
+    """Give back this process's pages of private[start:end], which hold the file's own bytes (the page cache keeps
+    them; a later read maps them again)."""
+    first = -(-start // PAGE) * PAGE
+    last = end // PAGE * PAGE
+    if last > first and hasattr(mmap, "MADV_DONTNEED"):
+        private.madvise(mmap.MADV_DONTNEED, first, last - first)
+
+
+def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
+    """The file mapped copy-on-write (bytes written change this process's view only, never the file), checked to
+    hold what `data` holds; None when that cannot be had."""
+    try:
+        with open(path, "rb") as handle:
+            private = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+    except (OSError, ValueError):
+        return None
+    ends = 65536
+    if len(private) != len(data) or private[:ends] != data[:ends] or private[-ends:] != data[-ends:]:
+        private.close()  # the file changed since it was mapped
+        return None
+    return private
+
+
+def find_cut(data, share: float = 0.5, limit: int | None = None) -> tuple[int, int, int] | None:
+    """(depth, start, end): the bytes ``data[start:end]`` are whole children, the last ones, of the node at
+    ``depth`` on the tree's last path, and about `share` of the tree; `limit`: the document ends there (what
+    follows is stale). None when the file offers no such cut."""
+    first = FIRST_NODE.match(data, 0, 256)
+    if first is None:
+        return None
+    unit = len(first[1])
+    tree_start = first.end()
+    limit = len(data) if limit is None else limit
+    tree_end = data.rfind(b"\n" + b" " * unit + b"},\n", 0, limit)  # the root's closing line; device_info follows
+    if tree_end < 0:
+        return None
+    middle = tree_end - int(share * (tree_end - tree_start))
+    node_start, fallback = tree_start, None
+    for depth in range(MAX_DEPTH):
+        if depth:  # the last node opened at this depth is the one on the last path
+            opening = b"\n" + b" " * ((2 * depth + 1) * unit) + b"{\n"
+            node_start = data.rfind(opening, node_start, tree_end)
+            if node_start < 0:
+                return fallback
+            first_line = node_start + len(opening) - 1  # the newline that ends the node's "{" line
+        else:
+            first_line = tree_start - 1
+        keys = b"\n" + b" " * ((2 * depth + 2) * unit)
+        list_end = data.rfind(keys + b"],", node_start, tree_end)
+        indent = b" " * ((2 * depth + 3) * unit)
+        children_key = keys + b'"children": ['
+        if (
+            list_end < 0  # no children
+            or data[first_line : first_line + len(children_key)] != children_key  # not Proton's key order
+            or data[list_end - len(indent) - 2 : list_end] != b"\n" + indent + b"}"  # not a list of nodes
+        ):
+            return fallback
+        boundary = b"\n" + indent + b"},\n" + indent + b"{\n"
+        candidates = [data.find(boundary, max(middle, node_start), list_end),
+                      data.rfind(boundary, node_start, min(middle, list_end))]
+        cuts = [(abs((list_end - at) / (tree_end - tree_start) - share), at) for at in candidates if at >= 0]
+        if cuts:
+            at = min(cuts)[1]
+            got = (list_end - at) / (tree_end - tree_start)
+            start = at + len(indent) + 3  # after "\n" + indent + "},"
+            if abs(got - share) <= BALANCED:
+                return depth, start, list_end
+            if ACCEPTABLE[0] <= got <= ACCEPTABLE[1] and fallback is None:
+                fallback = depth, start, list_end
+        last_child = data.rfind(boundary, node_start, list_end)
+        if last_child > middle:  # the split point is not inside the last child: deeper cuts get smaller
+            return fallback
+    return fallback
