@@ -32,8 +32,6 @@ from .reader import CaptureError, NodeError, document_parts, flatten, profile_fr
 PIECE_BYTES = 128_000_000
 MAX_PIECES = 256
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
-BALANCED = 0.2  # how far from the share it should get a piece may be and still be taken at once
-ACCEPTABLE = (0.15, 0.85)  # shares taken when no level offers a balanced cut
 MAX_DEPTH = 64
 PAGE = mmap.PAGESIZE
 
@@ -59,11 +57,11 @@ def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int)
     limit = clean_to = len(private)  # the document ends at `limit`; bytes before `clean_to` are the file's own
     pieces: list[tuple[int, Profile]] = []
     while limit > 2 * piece_bytes and len(pieces) < MAX_PIECES:
-        cut = find_cut(private, piece_bytes / limit, limit)
+        cut = find_cut(private, piece_bytes, limit)
         if cut is None:
             break
         depth, start, end = cut
-        if limit - end > end - start or end - start < piece_bytes // 16:  # the tail must fit; no tiny pieces
+        if limit - end > end - start:  # the tail must fit where the piece was
             break
         closing = private[end]
         private[start - 1] = ord("[")  # was the comma before the cut
@@ -128,53 +126,33 @@ def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
     return private
 
 
-def find_cut(data, share: float = 0.5, limit: int | None = None) -> tuple[int, int, int] | None:
+def find_cut(data, largest: int, limit: int | None = None) -> tuple[int, int, int] | None:
     """(depth, start, end): the bytes ``data[start:end]`` are whole children, the last ones, of the node at
-    ``depth`` on the tree's last path, and about `share` of the tree; `limit`: the document ends there (what
-    follows is stale). None when the file offers no such cut."""
+    ``depth`` on the tree's last path: as many as fit in `largest` bytes, at the shallowest depth where one does;
+    `limit`: the document ends there (what follows is stale). None when the file offers no such cut. Every search
+    stays within `largest` bytes of the end of a children list, so finding a cut costs the same in a small file and
+    a large one."""
     first = FIRST_NODE.match(data, 0, 256)
     if first is None:
         return None
     unit = len(first[1])
     tree_start = first.end()
     limit = len(data) if limit is None else limit
-    tree_end = data.rfind(b"\n" + b" " * unit + b"},\n", 0, limit)  # the root's closing line; device_info follows
-    if tree_end < 0:
-        return None
-    middle = tree_end - int(share * (tree_end - tree_start))
-    node_start, fallback = tree_start, None
+    tree_end = data.rfind(b"\n" + b" " * unit + b"},\n", max(0, limit - 1_000_000), limit)  # device_info follows
+    children_key = b"\n" + b" " * (2 * unit) + b'"children": ['
+    if tree_end < 0 or data[tree_start - 1 : tree_start - 1 + len(children_key)] != children_key:
+        return None  # not Proton's layout (keys sorted: children first)
     for depth in range(MAX_DEPTH):
-        if depth:  # the last node opened at this depth is the one on the last path
-            opening = b"\n" + b" " * ((2 * depth + 1) * unit) + b"{\n"
-            node_start = data.rfind(opening, node_start, tree_end)
-            if node_start < 0:
-                return fallback
-            first_line = node_start + len(opening) - 1  # the newline that ends the node's "{" line
-        else:
-            first_line = tree_start - 1
         keys = b"\n" + b" " * ((2 * depth + 2) * unit)
-        list_end = data.rfind(keys + b"],", node_start, tree_end)
         indent = b" " * ((2 * depth + 3) * unit)
-        children_key = keys + b'"children": ['
-        if (
-            list_end < 0  # no children
-            or data[first_line : first_line + len(children_key)] != children_key  # not Proton's key order
-            or data[list_end - len(indent) - 2 : list_end] != b"\n" + indent + b"}"  # not a list of nodes
-        ):
-            return fallback
+        list_end = data.rfind(keys + b"],", max(tree_start, tree_end - largest), tree_end)
+        if list_end < 0 or data[list_end - len(indent) - 2 : list_end] != b"\n" + indent + b"}":
+            return None  # no children list near the end, or not one of nodes
+        if depth and data.find(b"\n" + b" " * ((2 * depth + 1) * unit) + b"{\n", list_end, tree_end) >= 0:
+            return None  # the last node at this depth has no children: that list is an earlier node's
         boundary = b"\n" + indent + b"},\n" + indent + b"{\n"
-        candidates = [data.find(boundary, max(middle, node_start), list_end),
-                      data.rfind(boundary, node_start, min(middle, list_end))]
-        cuts = [(abs((list_end - at) / (tree_end - tree_start) - share), at) for at in candidates if at >= 0]
-        if cuts:
-            at = min(cuts)[1]
-            got = (list_end - at) / (tree_end - tree_start)
-            start = at + len(indent) + 3  # after "\n" + indent + "},"
-            if abs(got - share) <= BALANCED:
-                return depth, start, list_end
-            if ACCEPTABLE[0] <= got <= ACCEPTABLE[1] and fallback is None:
-                fallback = depth, start, list_end
-        last_child = data.rfind(boundary, node_start, list_end)
-        if last_child > middle:  # the split point is not inside the last child: deeper cuts get smaller
-            return fallback
-    return fallback
+        at = data.find(boundary, max(tree_start, list_end - largest), list_end)  # the most children that fit
+        if at >= 0:
+            return depth, at + len(indent) + 3, list_end  # after "\n" + indent + "},"
+        # The last child alone is larger than a piece: cut among its children.
+    return None
