@@ -117,7 +117,7 @@ def main() -> int:
             table = app.screen.query_one(ProfileTable)
             out["first_paint"] = now()
             out["table_first_render_line"] = first_render[0]
-            out["rows_initial"] = len(table.rows)
+            out["rows_initial"] = len(table.model.rows)
             out["key_down"] = await key(pilot, "down")
             if table.cursor != 1:
                 raise SystemExit(f"down was not handled: cursor {table.cursor}")
@@ -134,15 +134,15 @@ def main() -> int:
                 out["error_after_interactive"] = f"{type(error).__name__}: {error}"
 
     async def after_interactive(pilot, table) -> None:
-        while table.current_node in table.expanded and table.cursor + 1 < len(table.rows):  # auto-expanded
+        while table.current_node in table.model.expanded and table.cursor + 1 < len(table.model.rows):  # auto-expanded
             await pilot.press("down")
-        before = len(table.rows)
+        before = len(table.model.rows)
         out["key_enter"] = await key(pilot, "enter")
-        out["enter_rows_added"] = len(table.rows) - before
+        out["enter_rows_added"] = len(table.model.rows) - before
         out["key_expand_all"] = await key(pilot, "e")
-        out["rows_expanded_all"] = len(table.rows)
+        out["rows_expanded_all"] = len(table.model.rows)
         out["key_summary"] = await key(pilot, "k")
-        out["summary_rows"] = len(table.rows)
+        out["summary_rows"] = len(table.model.rows)
         failed = getattr(app, "_exception", None)
         if failed is not None or not table.show_kernels:  # the app crashed: that time is not a keypress's
             out["key_summary"] = None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .pieces import load_in_pieces
 from .profile import Profile
-from .reader import load_in_one_process, mapped
+from .reader import load_whole, mapped
 
 
 def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
@@ -40,7 +40,7 @@ class PendingLoad:
             with self._held:
                 profile = load_in_pieces(self.path, self.data, self.show_internal)
                 if profile is None:
-                    profile = load_in_one_process(self.path, self.data, self.show_internal)
+                    profile = load_whole(self.path, self.data, self.show_internal)
             gc.freeze()
             return profile
         finally:

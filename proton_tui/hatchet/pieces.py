@@ -22,10 +22,8 @@ import mmap
 import re
 from pathlib import Path
 
-import orjson
-
 from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, graft
-from .reader import CaptureError, NodeError, document_parts, flatten, profile_from
+from .reader import DECODE_ERRORS, DOCUMENT, NODES, NodeError, flatten, profile_from
 
 # The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):
 # benchmarks/README.md, "Reading large captures".
@@ -47,7 +45,7 @@ def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | Non
         return None
     try:
         return _read(path, private, show_internal, piece_bytes)
-    except (orjson.JSONDecodeError, CaptureError, NodeError, ValueError, TypeError):
+    except (*DECODE_ERRORS, NodeError):
         return None
     finally:
         private.close()
@@ -67,9 +65,10 @@ def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int)
         private[start - 1] = ord("[")  # was the comma before the cut
         private[end] = ord("]")  # was the newline before the list's closing line
         with memoryview(private) as view:
-            nodes = orjson.loads(view[start - 1 : end + 1])
+            nodes = NODES.decode(view[start - 1 : end + 1])
         private[end] = closing
-        flat = flatten([(node, GRAFTED_PARENT, depth + 1) for node in nodes], show_internal, compact=True)
+        flat = flatten([(node, GRAFTED_PARENT, depth + 1) for node in nodes], show_internal, compact=True,
+                       structs=True)
         del nodes
         if flat.hidden_with_children:  # the walk down the last path that finds where a piece hangs would miss it
             return None
@@ -81,9 +80,9 @@ def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int)
     if not pieces:
         return None
     with memoryview(private) as view:
-        tree, device_info = document_parts(path, orjson.loads(view[:limit]))
+        tree, device_info = DOCUMENT.decode(view[:limit])
     _drop_pages(private, 0, min(limit, clean_to))
-    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True)
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True, structs=True)
     del tree
     if not flat.names or flat.hidden_with_children:
         return None

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
@@ -30,12 +31,47 @@ NO_KIDS: list = []  # the children of a node whose capture leaves them out (shar
 PLAIN_KERNEL_KEYS = frozenset(("time (ns)", "count", "device_id", "device_type"))  # a kernel's metrics, Triton >= 3.2
 
 
+class Frame(msgspec.Struct, gc=False):
+    """A node's frame as msgspec decodes it (only the name is read)."""
+
+    name: str
+
+
+class Node(msgspec.Struct, gc=False):
+    """A node as msgspec decodes it: a few small objects per node, no dict for the node or its frame."""
+
+    frame: Frame
+    children: list[Node] = []
+    metrics: dict = {}
+
+
+DOCUMENT = msgspec.json.Decoder(tuple[Node, dict])
+NODES = msgspec.json.Decoder(list[Node])
+# Anything msgspec cannot take: the file is then read with orjson, whose path gives the one-line error.
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
 class CaptureError(Exception):
     """A capture that cannot be read; the message is one line that names the file."""
 
 
 
-def load_in_one_process(path: Path, data, show_internal: bool) -> Profile:
+def load_whole(path: Path, data, show_internal: bool) -> Profile:
+    """The profile of the whole file in one read: decoded into msgspec Structs, or, when msgspec cannot take it (a
+    bad document, nesting deeper than it allows), parsed with orjson, which also words every error."""
+    try:
+        with memoryview(data) as view:
+            tree, device_info = DOCUMENT.decode(view)
+    except DECODE_ERRORS:
+        return load_parsed(path, data, show_internal)
+    try:
+        return _index(path, tree, device_info, show_internal, structs=True)
+    except NodeError:
+        return load_parsed(path, data, show_internal)
+
+
+def load_parsed(path: Path, data, show_internal: bool) -> Profile:
+    """The profile of the whole file parsed into dicts and lists with orjson; CaptureError names what is wrong."""
     tree, device_info = document_parts(path, parse(path, data))
     try:
         return _index(path, tree, device_info, show_internal)
@@ -188,8 +224,8 @@ def _where(names: list[str], parent: int) -> str:
     return f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
 
 
-def _index(path: Path, tree, device_info: dict, show_internal: bool) -> Profile:
-    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal)
+def _index(path: Path, tree, device_info: dict, show_internal: bool, structs: bool = False) -> Profile:
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, structs=structs)
     if not flat.names:
         raise NodeError("the tree's root is an internal Proton frame")
     return profile_from(path, flat, device_info)
@@ -212,10 +248,12 @@ class Flat:
     hidden_with_children: bool = False  # a hidden internal frame had children
 
 
-def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: bool = False) -> Flat:
-    """Validate and flatten JSON nodes given as (node, parent, depth), the first root first. A root's parent is
-    ROOT_PARENT for the tree's root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other).
-    `compact`: a kernel whose metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
+def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: bool = False,
+            structs: bool = False) -> Flat:
+    """Validate and flatten nodes given as (node, parent, depth), the first root first: parsed JSON (dicts), or with
+    `structs` msgspec's `Node`s (their shape checked by the decoder). A root's parent is ROOT_PARENT for the tree's
+    root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other). `compact`: a kernel whose
+    metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
     flat = Flat()
     names, parents, depths = flat.names, flat.parents, flat.depths
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
@@ -228,14 +266,18 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
     while pending:
         siblings, parent, depth = pending[-1]
         for node in siblings:
-            if type(node) is not dict:
-                raise NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
-            frame, metrics, kids = node.get("frame"), node.get("metrics", NO_METRICS), node.get("children", NO_KIDS)
-            name = frame.get("name") if type(frame) is dict else None
-            if type(name) is not str:
-                raise NodeError(f"{_where(names, parent)} has no frame name")
-            if type(metrics) is not dict or type(kids) is not list:
-                raise NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
+            if structs:
+                name, metrics, kids = node.frame.name, node.metrics, node.children
+            else:
+                if type(node) is not dict:
+                    raise NodeError(f"{_where(names, parent)} is {type(node).__name__}, not an object")
+                frame = node.get("frame")
+                metrics, kids = node.get("metrics", NO_METRICS), node.get("children", NO_KIDS)
+                name = frame.get("name") if type(frame) is dict else None
+                if type(name) is not str:
+                    raise NodeError(f"{_where(names, parent)} has no frame name")
+                if type(metrics) is not dict or type(kids) is not list:
+                    raise NodeError(f"node {name!r}: 'metrics' must be an object and 'children' a list")
             if not show_internal and name.startswith(INTERNAL_PREFIX):
                 flat.hidden += 1 + _count_nodes(kids)
                 flat.hidden_with_children = flat.hidden_with_children or bool(kids)
@@ -334,10 +376,13 @@ def profile_from(path: Path, flat: Flat, device_info: dict, with_children: bool 
 
 
 def _count_nodes(kids: list) -> int:
+    """The nodes in these subtrees (parsed JSON or Structs)."""
     total, stack = 0, list(kids)
     while stack:
         node = stack.pop()
         total += 1
-        if isinstance(node, dict) and isinstance(node.get("children"), list):
+        if isinstance(node, Node):
+            stack.extend(node.children)
+        elif isinstance(node, dict) and isinstance(node.get("children"), list):
             stack.extend(node["children"])
     return total

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.hatchet import CaptureError, load_profile, loader, pieces
+from proton_tui.hatchet import CaptureError, load_profile, loader, pieces, reader
 from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",
@@ -224,3 +224,12 @@ def test_random_trees_load_the_same(tmp_path, monkeypatch):
         assert_same(one, two)
         in_pieces += used
     assert in_pieces >= 9
+
+
+@pytest.mark.parametrize("name", ["gpt2_shadow", "multigpu", "vecadd_hook", "vecadd_auto", "vecadd_fail"])
+def test_msgspec_and_orjson_read_the_same(name):
+    """The whole-file read decodes into msgspec Structs; orjson's parse (the path that words errors) agrees."""
+    path = capture_path(name)
+    with reader.mapped(path) as data:
+        structs, parsed = reader.load_whole(path, data, False), reader.load_parsed(path, data, False)
+    assert_same(parsed, structs)
