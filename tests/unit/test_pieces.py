@@ -42,8 +42,8 @@ def load_both_ways(path: Path, monkeypatch, pieces_of: int = 5, **options):
         return result
 
     results = []
-    for reader in (lambda *args, **_: None, spy):
-        monkeypatch.setattr(loader, "load_in_pieces", reader)
+    for read_in_pieces in (lambda *args, **_: None, spy):
+        monkeypatch.setattr(loader, "load_in_pieces", read_in_pieces)
         try:
             results.append(load_profile(path, **options))
         except CaptureError as error:
