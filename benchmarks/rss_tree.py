@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory of `proton-tui view FILE --json` with its forked loader child counted: RSS summed over the process
+"""Peak memory of `proton-tui view FILE --json` with any child process counted: RSS summed over the process
 and its children, sampled every 20 ms (wait4's ru_maxrss, as bench_view.py reports, is the largest single process).
 
     .venv/bin/python benchmarks/rss_tree.py FILE [FILE ...]

@@ -3,7 +3,7 @@
     python benchmarks/tui_child.py FILE [--profile OUT.prof]
 
 Follows `proton-tui view FILE` on a terminal: imports the entry point (`proton_tui.entry`, which opens `view FILE`
-without the command line's typer), starts loading FILE (a forked child loads part of a large capture), makes the
+without the command line's typer), checks and maps FILE (as `view` does before the TUI starts), makes the
 viewer as the command does (the TUI imported meanwhile) and opens it
 headless with Textual's `App.run_test(size=(120, 40))`: its first screen says the capture is being read and then
 finishes the load. Waits for the table to paint, presses `down` and, once it has been handled and repainted,
@@ -48,7 +48,7 @@ def main() -> int:
     out["import"] = now()
     pending = PendingLoad(Path(path), False)  # as `open_viewer` does: the file checked and mapped
     app = viewer.viewer_app(pending)  # the TUI imported meanwhile
-    import asyncio  # here, not first: the command gets it with Textual, imported while the loader child works
+    import asyncio  # here, not first: the command gets it with Textual
 
     from textual import events
 

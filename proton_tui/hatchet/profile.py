@@ -337,7 +337,7 @@ def add_children(children: list[list[int]], parents: list[int], first: int = 0) 
 
 def with_inclusive(profile: Profile) -> Profile:
     """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children.
-    Works on a forest too (the subtrees a forked loader flattened: roots with parent GRAFTED_PARENT)."""
+    Works on a forest too (the subtrees of a piece read on its own: roots with parent GRAFTED_PARENT)."""
     has_own, parents = profile.has_own, profile.parents
     inclusive = list(profile.own)
     # A scope's own launches or bytes (user scope metrics) would count its kernels twice.

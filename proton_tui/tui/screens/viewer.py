@@ -96,7 +96,7 @@ class ProfileScreen(Screen):
             self.body_mounted()
 
     async def finish_opening(self) -> None:
-        """Load the capture being opened (the loader child has worked meanwhile) and show it."""
+        """Read the capture being opened (this screen is on the terminal, saying so) and show it."""
         try:
             self.profile = self.opening.finish()
         except CaptureError as error:
