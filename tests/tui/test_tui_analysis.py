@@ -1,4 +1,4 @@
-"""Analysis in the viewer (issue 5), driven through the pilot on real H200 captures."""
+"""Analysis in the viewer, driven through the pilot on real H200 captures."""
 
 from __future__ import annotations
 
