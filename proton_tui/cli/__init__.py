@@ -4,15 +4,13 @@ open, so `--help` stays fast."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Annotated, Optional
 
 import typer
 from typer._click.exceptions import ClickException
 
 from ..console import error_line
 from . import check, diff, run, view
-from .common import PythonOption
+from .common import OutputOption, PythonOption
 
 app = typer.Typer(
     add_completion=False,
@@ -26,9 +24,7 @@ app = typer.Typer(
 def start(
     ctx: typer.Context,
     python: PythonOption = None,
-    output: Annotated[
-        Optional[Path], typer.Option("--output", help="Folder for run folders (default: ./proton-runs).")
-    ] = None,
+    output: OutputOption = None,
 ) -> None:
     """With no command, open the interactive session: set parameters, run, explore the capture."""
     if ctx.invoked_subcommand is None:

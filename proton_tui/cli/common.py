@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 PythonOption = Annotated[Optional[str], typer.Option(
     "--python", help="The workload's interpreter, which needs torch and triton (default: the one running proton-tui).",
     show_default=False)]
-OutputOption = Annotated[Path, typer.Option("--output", help="Folder that receives the run folders.")]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", help="Folder that receives the run folders (default: ./proton-runs).", show_default=False)]
 IncludeOption = Annotated[Optional[str], typer.Option(
     "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
 ExcludeOption = Annotated[Optional[str], typer.Option(
