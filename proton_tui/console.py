@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 
 
 def error_line(message: str) -> str:
@@ -10,7 +10,26 @@ def error_line(message: str) -> str:
     return f"proton-tui: error: {message}"
 
 
-def size_text(path: Path) -> str:
-    """A file's size as people read it: "86 MB", "3 kB"."""
-    size = path.stat().st_size
+def size_text(size: int) -> str:
+    """A size in bytes as people read it: "86 MB", "3 kB"."""
     return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} kB"
+
+
+# What a terminal must never be handed raw from a capture: C0 and C1 controls, DEL, and the bidi marks, embeddings,
+# overrides and isolates (they move the cursor, clear the screen, set the window title, colour or reverse text).
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """Text from a capture as a terminal may show it: every control character written visibly as an escape
+    (``\\x1b``, ``\\n``, ``\\u202e``), so what is drawn is exactly one cell per character shown."""
+    if not CONTROLS.search(text):
+        return text
+    return CONTROLS.sub(_escape, text)
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .console import printable
 from .formatting import Column, aligned_row, format_count, format_delta, format_ratio, format_value, value_width
 from .hatchet import Profile
 from .names import Names
@@ -125,8 +126,8 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     names = names or Names()
     cols = diff_columns(diff)
     lines = [
-        f"A: {diff.a.path}",
-        f"B: {diff.b.path}",
+        printable(f"A: {diff.a.path}"),
+        printable(f"B: {diff.b.path}"),
         f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both",
         aligned_row([c.title for c in cols], cols, "kernel"),
         aligned_row(total_cells(diff), cols, "(total)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .console import printable
 from .hatchet import KernelStats, Profile
 
 # The largest value of each unit step before rounding carries it into the next one ("999.996 µs" is "1000.00 µs"):
@@ -83,7 +84,7 @@ def columns(profile: Profile) -> list[Column]:
         cols += [Column("gbps", "GB/s", len(format_gbps(fastest))),
                  Column("peak", "% peak", len(format_percent(top_share)))]
     if len(profile.device_names()) > 1:
-        cols.append(Column("device", "device", len(",".join(profile.device_names()))))
+        cols.append(Column("device", "device", len(printable(",".join(profile.device_names())))))
     return [Column(col.key, col.title, max(col.width, len(col.title))) for col in cols]
 
 
@@ -99,7 +100,7 @@ def node_cells(profile: Profile, node: int) -> list[str]:
     if profile.has_bytes:
         cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
     if len(profile.device_names()) > 1:
-        cells.append(profile.devices[node])
+        cells.append(printable(profile.devices[node]))
     return cells
 
 
@@ -117,7 +118,7 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
     if profile.has_bytes:
         cells += [format_gbps(gbps), format_percent(100.0 * gbps * 1e9 / peak if gbps and peak else None)]
     if len(profile.device_names()) > 1:
-        cells.append(",".join(kernel.devices))
+        cells.append(printable(",".join(kernel.devices)))
     return cells
 
 

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 
+from .console import printable
+
 DEMANGLER = "c++filt"
 DEMANGLE_TIMEOUT_S = 30.0
 MANGLED_PREFIX = "_Z"  # Itanium C++ ABI
@@ -86,6 +88,7 @@ class Names:
     def __init__(self, readable: dict[str, str] | None = None, raw: bool = False) -> None:
         self.readable, self.raw = readable, raw
         self._readable: dict[str, str] = {}
+        self._shown: dict[str, str] = {}
 
     @classmethod
     def demangled(cls, names: Iterable[str], raw: bool = False) -> Names:
@@ -97,11 +100,14 @@ class Names:
         return Names(self.readable, raw)
 
     def shown(self, raw: str) -> str:
-        """The name as shown."""
-        return raw if self.raw else self.readable_name(raw)
+        """The name as shown to a person (terminal, text, CSV, Markdown): control characters written as escapes."""
+        shown = self._shown.get(raw)
+        if shown is None:
+            shown = self._shown[raw] = printable(raw if self.raw else self.readable_name(raw))
+        return shown
 
     def readable_name(self, raw: str) -> str:
-        """The readable form, whatever the rule (JSON carries both)."""
+        """The readable form, whatever the rule, exactly (JSON carries it beside the raw name)."""
         name = self._readable.get(raw)
         if name is None:
             name = self._readable[raw] = display_name(raw, self.readable)

@@ -10,6 +10,7 @@ from typing import TextIO
 
 import orjson
 
+from .console import printable
 from .display import Display
 from .formatting import (
     aligned_row,
@@ -40,7 +41,8 @@ def device_lines(profile: Profile) -> list[str]:
         f"{device or 'no device'} {format_value(value, profile.unit)} ({format_percent(profile.percent(value))})"
         for device, value in totals.items()
     )
-    return [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]
+    return [printable(line) for line in
+            [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]]
 
 
 def node_details(display: Display, node: int) -> list[tuple[str, str]]:
@@ -96,20 +98,23 @@ def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str
 
 
 def details_text(rows: list[tuple[str, str]]) -> str:
-    """(label, value) pairs as aligned lines."""
+    """(label, value) pairs as aligned lines, every value printable (names and metric keys are the capture's)."""
     width = max((len(label) for label, _ in rows), default=0)
-    return "\n".join(f"{label.rjust(width)}  {value}" for label, value in rows)
+    return "\n".join(f"{label.rjust(width)}  {printable(value)}" for label, value in rows)
 
 
 def header_line(profile: Profile) -> str:
-    """One line: file, total GPU time, launches, kernels, devices."""
+    """One line: file, total GPU time, launches, kernels, devices (file and device names printable)."""
+    name = printable(profile.path.name)
+    if profile.reference_total is not None and profile.node_count == 1:
+        return f"{name}: no node matches the filter"
     if profile.is_empty:
-        return f"{profile.path.name}: Proton recorded no kernels"
+        return f"{name}: Proton recorded no kernels"
     total = format_value(profile.total, profile.unit)
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
     devices = ", ".join(profile.device_names()) or "no device listed"
-    return (
-        f"{profile.path.name}  {label} {total}  {format_count(profile.kernel_launches)} launches  "
+    return printable(
+        f"{name}  {label} {total}  {format_count(profile.kernel_launches)} launches  "
         f"{profile.kernel_count} kernels  devices: {devices}"
     )
 
@@ -235,7 +240,7 @@ def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:
         row = {**record, "name": display.names.shown(record["name"])}
         if isinstance(row.get("devices"), list):
             row["devices"] = " ".join(row["devices"])
-        writer.writerow(row)
+        writer.writerow({key: printable(value) if isinstance(value, str) else value for key, value in row.items()})
     return out.getvalue()
 
 

@@ -90,3 +90,21 @@ BAD_INPUTS = {
         "not a number",
     ),
 }
+
+
+# Kernel and scope names that would drive a terminal if written raw: clear the screen and set the window title,
+# break rows, colour a row, reverse text.
+HOSTILE_NAMES = (
+    "clear\x1b[2J\x1b]0;PWNED\x07kernel",
+    "two\nlines\rback\bspace",
+    "red\x1b[31mrow",
+    "rev\u202eesrever",
+    "c1\x9b31mcsi",
+)
+CONTROL_BYTES = ("\x1b", "\r", "\b", "\x07", "\u202e", "\x9b")
+
+
+def hostile_tree() -> list:
+    """A capture whose names hold control characters, under a scope whose name does too."""
+    kernels = [kernel(name, 1000 * (index + 1), count=index + 1) for index, name in enumerate(HOSTILE_NAMES)]
+    return [scope("ROOT", scope("scope\x1b[1mbold", *kernels)), {}]

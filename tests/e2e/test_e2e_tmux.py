@@ -8,6 +8,7 @@ form's interpreter probe imports torch.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, hostile_tree
 
 TMUX = shutil.which("tmux")
 WIDTH, HEIGHT = 120, 40
@@ -253,5 +254,24 @@ def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
         assert re.search(error, screen, re.M), screen
         assert "Traceback" not in screen
         assert_nothing_left(str(tmp_path))
+    finally:
+        term.kill()
+
+
+def test_hostile_names_neither_retitle_nor_clear_the_terminal(tmp_path):
+    """A name holding a window-title sequence and a screen clear, opened in a real terminal: the title is unchanged,
+    the name is shown escaped."""
+    capture = tmp_path / "hostile.hatchet"
+    capture.write_text(json.dumps(hostile_tree()))
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture))
+        term.wait_for(lambda s: "GPU time" in s, 30, "the table")
+        term.keys("e")
+        term.wait_for(lambda s: "\\x1b]0;PWNED\\x07kernel" in s, 15, "the escaped name")
+        assert "PWNED" not in term.pane("#{pane_title}")
+        term.keys("q")
+        assert exit_status(term, rc_file, 30, "q") == "0"
+        assert "PWNED" not in term.pane("#{pane_title}")
     finally:
         term.kill()

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from ...console import printable
 from ...diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
 from ...names import Names
 from ..widgets.key_bar import KeyBar
@@ -24,7 +25,7 @@ class DiffScreen(Screen):
 
     def compose(self) -> ComposeResult:
         diff = self.diff
-        yield Static(Text(f"A: {diff.a.path}\nB: {diff.b.path}"), id="summary")
+        yield Static(Text(printable(f"A: {diff.a.path}") + "\n" + printable(f"B: {diff.b.path}")), id="summary")
         table = DataTable(id="diff", cursor_type="row", zebra_stripes=True)
         for column in diff_columns(diff):
             table.add_column(column.title, width=column.width)
