@@ -3,6 +3,8 @@ the TUI starts), the viewer's first screen says it is being read and then reads 
 
 from __future__ import annotations
 
+import os
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +24,14 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
         pending = PendingLoad(file, show_internal)
     except CaptureError as error:
         return str(error)
+    if pending.path == Path("-") and not sys.stdin.isatty():  # the capture came through standard input
+        try:
+            keyboard = os.open("/dev/tty", os.O_RDONLY)
+        except OSError:
+            pending.close()
+            return "-: the capture was read from standard input and no terminal is left for the keys"
+        os.dup2(keyboard, 0)
+        os.close(keyboard)
     with closing(pending):
         viewer = viewer_app(pending, view_filter)
         viewer.run()
@@ -33,5 +43,5 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> P
     from .tui.app import ProtonApp
     from .tui.messages import Opening
 
-    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.path)})…",
+    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(len(pending.data))})…",
                                      pending.finish, view_filter or ViewFilter()))

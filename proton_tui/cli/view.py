@@ -61,7 +61,7 @@ def view(
             fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
-        typer.echo(f"proton-tui: reading {file} ({size_text(file)})…", err=True)
+        typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal)
     names = names_for([profile], raw_names)
     profile, mask = chosen.apply(profile, names)

@@ -184,3 +184,29 @@ def test_sort_and_reverse_order_the_kernel_summary():
     backwards = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--sort", "name", "--reverse")
     assert backwards.stdout.splitlines()[2:] == result.stdout.splitlines()[2:][::-1]
     assert run_cli("view", str(capture_path("gpt2_shadow")), "--sort", "size").returncode == 2
+
+
+def test_what_is_not_a_regular_file_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "capture.hatchet"
+    os.mkfifo(fifo)  # no writer: opening it would block
+    loop_a, loop_b = tmp_path / "a.hatchet", tmp_path / "b.hatchet"
+    loop_a.symlink_to(loop_b)
+    loop_b.symlink_to(loop_a)
+    for path, words in ((fifo, "is a FIFO, not a capture file"), (loop_a, "a loop of symbolic links")):
+        started = time.monotonic()
+        result = run_cli("view", str(path), "--plain")
+        assert result.returncode == 2 and result.stdout == "" and time.monotonic() - started < 30
+        assert result.stderr == f"proton-tui: error: {path}: {words}" + result.stderr.split(words, 1)[1]
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_dash_reads_the_capture_from_standard_input():
+    data = capture_path("vecadd_auto").read_bytes()
+    result = subprocess.run([CLI, "view", "-", "--kernels"], input=data, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines()[2].endswith("add_kernel")
+
+
+def test_a_filter_that_matches_nothing_says_so():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--include", "no-such-kernel")
+    assert result.returncode == 0 and result.stdout == "gpt2_shadow.hatchet: no node matches the filter\n"
