@@ -11,6 +11,7 @@ from .hatchet import KernelStats, Profile
 from .names import Names
 
 LAST, MIDDLE, BELOW_LAST, BELOW_MIDDLE = "└─ ", "├─ ", "   ", "│  "
+GUIDE_DEPTH = 30  # deeper nodes show their depth as a number instead of guide lines (30 levels: 90 columns)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ SORT_KEYS: dict[str, SortKey] = {
     for sort in (
         SortKey("time", "time", "time", lambda p, n: 0.0, lambda k: 0.0),
         SortKey("launches", "launches", "launches", lambda p, n: -p.launches[n], lambda k: -k.launches),
-        SortKey("avg", "avg", "avg", lambda p, n: -p.avg(n), lambda k: -k.avg),
+        SortKey("avg", "avg", "avg", lambda p, n: -p.avg(n), lambda k: -(k.avg or 0.0)),
         SortKey("gbps", "GB/s", "gbps", lambda p, n: -(p.gbps(n) or -1.0), lambda k: -(k.gbps or -1.0)),
         SortKey("name", "name", None, None, None),
     )
@@ -107,8 +108,11 @@ class Display:
         """The tree's guide lines before a node's name ("│  ├─ "), as the text outputs and the table draw them."""
         if node == 0:
             return ""
-        parent = self.profile.parents[node]
-        return self._below_of(parent) + (LAST if self._is_last(node) else MIDDLE)
+        branch = LAST if self._is_last(node) else MIDDLE
+        depth = self.profile.depths[node]
+        if depth > GUIDE_DEPTH:  # a deep python-context stack: what is drawn stays short
+            return f"[{depth}] {branch}"
+        return self._below_of(self.profile.parents[node]) + branch
 
     def _is_last(self, node: int) -> bool:
         siblings = self.children(self.profile.parents[node])

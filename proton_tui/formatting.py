@@ -113,7 +113,7 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
         format_value(kernel.value, unit),
         format_percent(profile.percent(kernel.value)),
         format_count(kernel.launches),
-        format_value(kernel.avg, unit),
+        "" if kernel.avg is None else format_value(kernel.avg, unit),
     ]
     if profile.has_bytes:
         cells += [format_gbps(gbps), format_percent(100.0 * gbps * 1e9 / peak if gbps and peak else None)]

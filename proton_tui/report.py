@@ -89,9 +89,10 @@ def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str
         ("time" if unit == "ns" else "cycles",
          f"{format_value(kernel.value, unit)} ({format_percent(profile.percent(kernel.value))} of the capture)"),
         ("launches", format_count(kernel.launches)),
-        ("avg", format_value(kernel.avg, unit)),
         ("devices", ", ".join(kernel.devices) or "no device"),
     ]
+    if kernel.avg is not None:
+        rows.insert(-1, ("avg", format_value(kernel.avg, unit)))
     if kernel.gbps is not None:
         rows.append(("bandwidth", f"{format_gbps(kernel.gbps)} GB/s"))
     return rows

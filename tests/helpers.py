@@ -85,6 +85,20 @@ BAD_INPUTS = {
         b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": -5}, "children": []}]}, {}]',
         "negative",
     ),
+    "negative count": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": 5, "count": -3, "device_id": "0", "device_type": "CUDA"}, "children": []}]}, {}]',
+        "node 'k': metric 'count' is -3, not a whole number of launches",
+    ),
+    "fractional count": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": 5, "count": 1.5, "device_id": "0", "device_type": "CUDA"}, "children": []}]}, {}]',
+        "node 'k': metric 'count' is 1.5, not a whole number of launches",
+    ),
+    "negative bytes": (
+        b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"time (ns)": 5, "count": 1, "device_id": "0", "device_type": "CUDA", "bytes": -8}, "children": []}]}, {}]',
+        "node 'k': metric 'bytes' is -8, negative",
+    ),
+    "gzip": (b"\x1f\x8b\x08\x00" + bytes(60), "gzip-compressed: decompress it first"),
+    "chrome trace": (b'{"displayTimeUnit": "us", "traceEvents": []}', "a Chrome trace (Proton's -d trace)"),
     "bool metric": (
         b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"count": true}, "children": []}]}, {}]',
         "not a number",

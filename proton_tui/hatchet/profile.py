@@ -30,15 +30,18 @@ class KernelStats:
     bytes: float
     devices: tuple[str, ...]
     unit: str = "ns"
+    bytes_value: float = 0.0  # the time of the instances that declared bytes
 
     @property
-    def avg(self) -> float:
-        return self.value / self.launches if self.launches else 0.0
+    def avg(self) -> float | None:
+        """Time (or cycles) per launch; None without launches (cycle captures record none)."""
+        return self.value / self.launches if self.launches else None
 
     @property
     def gbps(self) -> float | None:
-        """Bytes over time (GB/s) when the kernel declared bytes; None otherwise (or for cycle captures)."""
-        return self.bytes / self.value if self.bytes and self.value and self.unit == "ns" else None
+        """Bytes over the time of the instances that declared them (GB/s); None when none did (or for cycle
+        captures)."""
+        return self.bytes / self.bytes_value if self.bytes and self.bytes_value and self.unit == "ns" else None
 
 
 def _largest_first(kernel: KernelStats) -> tuple[float, str]:
@@ -125,15 +128,16 @@ class Profile:
         ):
             entry = by_name.get(name)
             if entry is None:
-                entry = by_name[name] = [0.0, 0, 0.0, set()]
+                entry = by_name[name] = [0.0, 0, 0.0, set(), 0.0]
             entry[0] += value
             entry[1] += launches
-            entry[2] += size
+            if size:
+                entry[2] += size
+                entry[4] += value
             entry[3].add(device)
             by_device[device] = by_device.get(device, 0.0) + value
-        stats = [
-            KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit) for name, (v, n, b, d) in by_name.items()
-        ]
+        stats = [KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit, bv)
+                 for name, (v, n, b, d, bv) in by_name.items()]
         stats.sort(key=_largest_first)
         self._kernel_stats, self._device_totals = stats, dict(sorted(by_device.items()))
 
@@ -225,15 +229,21 @@ class Profile:
         )
 
     def peak_bytes_per_s(self, device: str) -> float | None:
-        """Peak memory bandwidth of one device from device_info, or None when the capture does not say."""
+        """Peak memory bandwidth of one device, as Proton defines it (`triton.profiler.specs`): for CUDA from
+        device_info's bus width and memory clock, for HIP the architecture's peak; None when the capture does not
+        say or the architecture is unknown (no guess)."""
         device_type, _, device_id = device.partition(":")
-        spec = self.device_info.get(device_type, {}).get(device_id)
+        by_id = self.device_info.get(device_type)
+        spec = by_id.get(device_id) if isinstance(by_id, dict) else None
         if not isinstance(spec, dict):
             return None
+        if device_type == "HIP":
+            return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
         bus_width, mem_clock_khz = spec.get("bus_width"), spec.get("memory_clock_rate")
-        if is_number(bus_width) and is_number(mem_clock_khz) and bus_width > 0 and mem_clock_khz > 0:
+        if device_type == "CUDA" and is_number(bus_width) and is_number(mem_clock_khz) and bus_width > 0 \
+                and mem_clock_khz > 0:
             return 2.0 * bus_width * mem_clock_khz * 1e3 / 8.0
-        return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
+        return None
 
     def gbps(self, node: int) -> float | None:
         """Achieved GB/s of a kernel (its bytes over its time); None for scopes, whose time may include kernels

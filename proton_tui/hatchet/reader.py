@@ -32,6 +32,8 @@ INTERNAL_PREFIX = "__proton_launch_metadata"
 NO_METRICS: dict = {}  # the metrics of every node that has none (shared: never changed)
 NO_KIDS: list = []  # the children of a node whose capture leaves them out (shared: never changed)
 PLAIN_KERNEL_KEYS = frozenset(("time (ns)", "count", "device_id", "device_type"))  # a kernel's metrics, Triton >= 3.2
+# Proton's numeric device types (instrumentation captures write its DeviceType enum's value).
+DEVICE_TYPE_NAMES = {"0": "HIP", "1": "CUDA"}
 
 
 class Frame(msgspec.Struct, gc=False):
@@ -84,6 +86,9 @@ def load_parsed(path: Path, data, show_internal: bool) -> Profile:
 
 def document_parts(path: Path, document) -> tuple[object, dict]:
     """The tree and device_info of a parsed capture; CaptureError when the document is not [tree, device_info]."""
+    if isinstance(document, dict) and "traceEvents" in document:
+        raise CaptureError(f"{path}: a Chrome trace (Proton's -d trace), a timeline rather than a tree: open it in "
+                           "Perfetto (ui.perfetto.dev) or chrome://tracing; proton-tui reads the .hatchet tree")
     if not isinstance(document, list) or len(document) != 2:
         raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
     tree, device_info = document
@@ -147,6 +152,8 @@ def _check_kind(path: Path) -> None:
 def _check_content(path: Path, data) -> None:
     if not len(data) or re.match(rb"\s*\Z", data):
         raise CaptureError(f"{path}: empty file")
+    if data[:2] == b"\x1f\x8b":
+        raise CaptureError(f"{path}: gzip-compressed: decompress it first (gunzip -k {path})")
     if data[:1] == b"\x92":
         raise CaptureError(f"{path}: binary data, a MessagePack capture (.hatchet_msgpack, Triton >= 3.7); "
                            "proton-tui reads Proton's JSON .hatchet format")
@@ -216,6 +223,16 @@ def _check_metrics(metrics: dict) -> None:
             raise NodeError(f"metric {key!r} is {value!r}, not a finite number")
         elif not (kind is list and all(is_number(v) for v in value)):
             raise NodeError(f"metric {key!r} is {value!r}, not a number")
+
+
+def _check_amounts(metrics: dict) -> None:
+    """What Proton cannot write: a launch count that is negative or not whole, negative bytes."""
+    count = _first(metrics, COUNT_KEYS)
+    if count is not None and not (count >= 0 and float(count).is_integer()):
+        raise NodeError(f"metric 'count' is {count!r}, not a whole number of launches")
+    size = metrics.get("bytes")
+    if is_number(size) and size < 0:
+        raise NodeError(f"metric 'bytes' is {size!r}, negative")
 
 
 _ns_per_unit_of_key: dict[str, float | None] = {}  # metric key -> ns per unit for time keys, None for the rest
@@ -327,6 +344,7 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
                     and type(device_type) is str
                     and parent != ROOT_PARENT
                     and time_ns >= 0
+                    and count >= 0
                 ):  # a kernel as Proton >= 3.2 writes it, maybe with numeric extras (bytes, flops): no general checks
                     label_key = device_type, device_id
                     if len(metrics) != 4:
@@ -340,13 +358,18 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
                             label_key = None
                         elif label_key is not None:
                             size = float(metrics.get("bytes", 0))
-                    elif compact and time_ns and device_type and ":" not in device_type:
+                            if size < 0:
+                                label_key = None  # the general checks name it
+                    elif compact and time_ns and device_type and ":" not in device_type \
+                            and device_type not in DEVICE_TYPE_NAMES:
                         kept = None
                 if label_key is None:
                     is_root = parent == ROOT_PARENT
                     try:
                         _check_metrics(metrics)
                         time_ns, cycles = (None, None) if is_root else _own_value(metrics)
+                        if not is_root:
+                            _check_amounts(metrics)
                     except NodeError as error:
                         raise NodeError(f"node {name!r}: {error}") from None
                     value = None if is_root else _first(metrics, COUNT_KEYS)
@@ -358,7 +381,7 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
                     size = float(value) if is_number(value) else 0.0
                 if label_key is not None:
                     device = device_label.get(label_key) or device_label.setdefault(
-                        label_key, f"{label_key[0] or 'GPU'}:{label_key[1]}"
+                        label_key, f"{DEVICE_TYPE_NAMES.get(label_key[0], label_key[0]) or 'GPU'}:{label_key[1]}"
                     )
             node_id = len(names)
             names.append(name_copies.setdefault(name, name))

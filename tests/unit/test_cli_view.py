@@ -210,3 +210,16 @@ def test_dash_reads_the_capture_from_standard_input():
 def test_a_filter_that_matches_nothing_says_so():
     result = run_cli("view", str(capture_path("gpt2_shadow")), "--include", "no-such-kernel")
     assert result.returncode == 0 and result.stdout == "gpt2_shadow.hatchet: no node matches the filter\n"
+
+
+def test_plain_output_of_a_deep_chain_stays_small(tmp_path):
+    """A 20,000-deep python-context chain: the drawn indent is capped (the depth shown as a number), the output
+    stays within a small multiple of the node count."""
+    depth = 20_000  # nested deeper than json.dumps recurses: written out
+    opening = "".join(f'{{"frame": {{"name": "frame{level}"}}, "metrics": {{}}, "children": [' for level in range(depth))
+    path = tmp_path / "deep.hatchet"
+    path.write_text('[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [' + opening + json.dumps(kernel("leaf", 5))
+                    + "]}" * depth + "]}, {}]")
+    result = run_cli("view", str(path), "--plain")
+    assert result.returncode == 0, result.stderr[-500:]
+    assert len(result.stdout) < 100 * 20_003 and result.stdout.rstrip().endswith("[20001] └─ leaf")

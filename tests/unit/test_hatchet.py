@@ -9,6 +9,7 @@ import pytest
 
 from proton_tui.display import Display
 from proton_tui.hatchet import CaptureError, load_profile
+from proton_tui.report import kernel_summary_text
 from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 H200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6016, "clock_rate": 1980000, "memory_clock_rate": 3201000, "num_sms": 132}}}
@@ -197,3 +198,51 @@ def test_missing_file_and_directory(tmp_path):
         load_profile(tmp_path / "x.hatchet")
     with pytest.raises(CaptureError, match="is a directory"):
         load_profile(tmp_path)
+
+
+def hip_capture() -> list:
+    """Two HIP kernels on an MI210 (gfx90a) and an MI300X (gfx942), shaped like Proton's own HIP test example."""
+    info = {"HIP": {"0": {"arch": "gfx90a", "bus_width": 4096, "clock_rate": 1700000, "memory_clock_rate": 1600000,
+                          "num_sms": 104},
+                    "1": {"arch": "gfx942", "bus_width": 8192, "clock_rate": 5200000, "memory_clock_rate": 2525000,
+                          "num_sms": 304},
+                    "2": {"arch": "gfx1100", "bus_width": 384, "memory_clock_rate": 2500000}}}
+    kernels = [kernel("on_gfx942", 204800, device="1", bytes=1e8), kernel("on_gfx90a", 204800, device="0", bytes=1e7),
+               kernel("on_gfx1100", 204800, device="2", bytes=1e7)]
+    for node in kernels:
+        node["metrics"]["device_type"] = "HIP"
+    return [scope("ROOT", *kernels), info]
+
+
+def test_peak_on_amd_is_the_architecture_peak_proton_uses(write_capture):
+    profile = load_profile(write_capture(hip_capture()))
+    share = {profile.names[node]: profile.peak_percent(node) for node in range(1, profile.node_count)}
+    assert share["on_gfx942"] == pytest.approx(9.2, abs=0.05)  # 1e8 B / 204.8 µs against gfx942's 5.3 TB/s
+    assert share["on_gfx90a"] == pytest.approx(1.5, abs=0.05)  # 1e7 B / 204.8 µs against gfx90a's 3.2 TB/s
+    assert share["on_gfx1100"] is None  # an architecture Proton gives no peak: none, rather than a guess
+
+
+def test_kernel_summary_bandwidth_counts_only_the_instances_that_declared_bytes(write_capture):
+    tree = scope("ROOT", scope("a", kernel("k", 1000, bytes=1e6)), scope("b", kernel("k", 1000)))
+    profile = load_profile(write_capture([tree, {}]))
+    (stats,) = profile.kernel_stats()
+    tree_gbps = {profile.gbps(node) for node in range(profile.node_count) if profile.names[node] == "k"} - {None}
+    assert tree_gbps == {1000.0} and stats.gbps == pytest.approx(1000.0)
+
+
+def test_numeric_device_types_are_the_vendor_proton_means(write_capture):
+    regions = [scope("load", cycles=40, normalized_cycles=10.0, device_id="0", device_type="1"),
+               scope("store", cycles=20, normalized_cycles=5.0, device_id="0", device_type="1")]
+    tree = scope("ROOT", scope("add_instr", *regions))
+    info = {"CUDA": {"0": {"arch": "90", "bus_width": 6144, "clock_rate": 1980000, "memory_clock_rate": 3201000,
+                           "num_sms": 132}}}
+    profile = load_profile(write_capture([tree, info]))
+    assert profile.unit == "cycles" and profile.device_names() == ["CUDA:0"]
+
+
+def test_cycle_kernels_without_launches_have_no_average(write_capture):
+    tree = scope("ROOT", scope("k", cycles=40), scope("j", cycles=20))
+    profile = load_profile(write_capture([tree, {}]))
+    assert all(kernel.avg is None for kernel in profile.kernel_stats())
+    rows = [line.split() for line in kernel_summary_text(Display(profile)).splitlines()[2:]]
+    assert rows == [["40", "cyc", "66.7%", "0", "k"], ["20", "cyc", "33.3%", "0", "j"]]  # no avg
