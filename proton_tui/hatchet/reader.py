@@ -98,6 +98,9 @@ def document_parts(path: Path, document) -> tuple[object, dict]:
 
 
 STDIN = Path("-")  # the capture is read from standard input
+# From this size a capture is memory-mapped and read in pieces (twice pieces.PIECE_BYTES); a smaller one is read into
+# memory at once, so a writer truncating it meanwhile cannot pull pages from under the reader.
+MAP_FROM_BYTES = 256_000_000
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
 
@@ -118,16 +121,44 @@ def mapped(path: Path):
     except OSError as error:
         raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
     with handle:
-        try:
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # empty: read it instead
+        before = _version(handle)
+        data = None
+        if before[0] >= MAP_FROM_BYTES:
+            try:
+                data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):
+                pass
+        if data is None:
             data = handle.read()
+            _check_unchanged(path, handle, before, len(data))
         try:
             _check_content(path, data)
             yield data
+            if isinstance(data, mmap.mmap):
+                _check_unchanged(path, handle, before, len(data))
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+
+
+def _version(handle) -> tuple[int, int, int]:
+    """What changes when a file is written: its size, modification time and inode."""
+    status = os.fstat(handle.fileno())
+    return status.st_size, status.st_mtime_ns, status.st_ino
+
+
+def _check_unchanged(path: Path, handle, before: tuple[int, int, int], read: int) -> None:
+    """CaptureError when the file was written while it was read: what was read may be neither version."""
+    if read != before[0] or _version(handle) != before or _version_of(path) != before:
+        raise CaptureError(f"{path}: changed while it was read; open it again")
+
+
+def _version_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_size, status.st_mtime_ns, status.st_ino
 
 
 def _check_kind(path: Path) -> None:

@@ -1,0 +1,82 @@
+"""A capture rewritten or truncated while `view --json` reads it: never a signal death or a traceback, never a torn
+tree. Each outcome is the whole old file, the whole new file, or a one-line error naming the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from tests.helpers import REPO
+
+CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+TRIES = 50
+ERRORS = ("changed while it was read; open it again", "empty file", "truncated: the JSON ends early")
+
+
+def versions(tmp_path) -> tuple[bytes, bytes]:
+    """Two versions of a ~17 MB capture: the benchmark generator's, and the same with every time doubled."""
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_capture.py"), "20000", "--out", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    (made,) = tmp_path.glob("*.hatchet")
+    old = made.read_bytes()
+    made.unlink()
+    new = old.replace(b'"time (ns)": 1', b'"time (ns)": 2')  # the same size, other totals
+    assert len(new) == len(old) and new != old
+    return old, new
+
+
+def test_a_capture_written_while_it_is_read(tmp_path):
+    old, new = versions(tmp_path)
+    path = tmp_path / "capture.hatchet"
+    expected = {}
+    for name, content in (("old", old), ("new", new)):
+        path.write_bytes(content)
+        expected[name] = json.loads(subprocess.run([CLI, "view", str(path), "--json"], capture_output=True,
+                                                   timeout=120, check=True).stdout)["total"]
+    assert expected["old"] != expected["new"]
+    rng = random.Random(7)
+    outcomes = []
+    for attempt in range(TRIES):
+        path.write_bytes(old)
+        mode = ("truncate", "rewrite", "rewrite shorter")[attempt % 3]
+        stop = threading.Event()
+
+        def write() -> None:
+            time.sleep(rng.uniform(0.0, 0.3))
+            while not stop.is_set():
+                with open(path, "r+b") as handle:  # in place, as Proton writes
+                    if mode == "truncate":
+                        handle.truncate(rng.randrange(len(old)))
+                    else:
+                        content = new if mode == "rewrite" else new[: len(new) // 2]
+                        handle.truncate(0)
+                        handle.write(content)
+                time.sleep(0.005)
+                with open(path, "r+b") as handle:
+                    handle.write(old)
+                time.sleep(0.005)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            result = subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, text=True, timeout=120)
+        finally:
+            stop.set()
+            writer.join()
+        assert result.returncode in (0, 2), (mode, result.returncode, result.stderr[-500:])  # no signal death
+        assert "Traceback" not in result.stderr
+        if result.returncode == 0:
+            total = json.loads(result.stdout)["total"]
+            assert total in expected.values(), (mode, total)  # the whole old or the whole new file
+            outcomes.append("old" if total == expected["old"] else "new")
+        else:
+            assert result.stderr.count("\n") == 1 and str(path) in result.stderr
+            assert any(error in result.stderr for error in ERRORS), result.stderr
+            outcomes.append(next(error for error in ERRORS if error in result.stderr))
+    assert len(outcomes) == TRIES
