@@ -34,7 +34,7 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
         os.close(keyboard)
     with closing(pending):
         viewer = viewer_app(pending, view_filter)
-        viewer.run()
+        viewer.run_to_the_end()
     return viewer.load_error
 
 

@@ -30,7 +30,7 @@ def start(
     if ctx.invoked_subcommand is None:
         from ..tui.app import ProtonApp
 
-        ProtonApp(python=python, output=output).run()
+        ProtonApp(python=python, output=output).run_to_the_end()
 
 
 for command in (view, run, check, diff):

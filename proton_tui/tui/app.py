@@ -4,6 +4,8 @@ another)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,8 +52,27 @@ class ProtonApp(App):
         self.output = output
         self.runs: list[RunResult] = []
         self.load_error: str | None = None  # why `opening` failed; the app has then exited with code 2
+        self.ended_by_signal: int | None = None
+
+    def run_to_the_end(self) -> None:
+        """Run until the user quits. A SIGTERM or SIGHUP ends the app as a quit does, so the terminal is given back
+        as it was (main screen, cursor, no mouse reporting), then ends the process by that signal."""
+        self.run()
+        if self.ended_by_signal is not None:
+            signal.signal(self.ended_by_signal, signal.SIG_DFL)
+            os.kill(os.getpid(), self.ended_by_signal)
+
+    def _end_by_signal(self, signum: int) -> None:
+        self.ended_by_signal = signum
+        self.exit(return_code=128 + signum)
 
     def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self._end_by_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests): left as is
+                pass
         if self.profile is not None or self.opening is not None:
             self.push_screen(ProfileScreen(self.profile, opening=self.opening))
         else:

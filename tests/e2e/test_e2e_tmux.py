@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -149,15 +150,17 @@ def leftover_processes(marker: str) -> list[str]:
     return found
 
 
-def start_proton_tui(term: Terminal, tmp_path: Path, *args: str) -> Path:
-    """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to."""
+def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = False) -> Path:
+    """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to. With
+    `linger` the shell stays a while after it, so the terminal's state is read while a program still runs there."""
     script = Path(sys.executable).with_name("proton-tui")
     assert script.is_file(), f"the proton-tui console script is not installed next to {sys.executable}"
     env = {key: value for key, value in os.environ.items()
            if key not in ("TMUX", "TMUX_PANE", "COLUMNS", "LINES", "TEXTUAL", "NO_COLOR")}
     rc_file = tmp_path / f"exit-status-{uuid.uuid4().hex[:8]}"
     # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
-    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"', str(rc_file), str(script), *args], tmp_path, env)
+    after = "; sleep 60" if linger else ""
+    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"' + after, str(rc_file), str(script), *args], tmp_path, env)
     return rc_file
 
 
@@ -273,5 +276,27 @@ def test_hostile_names_neither_retitle_nor_clear_the_terminal(tmp_path):
         term.keys("q")
         assert exit_status(term, rc_file, 30, "q") == "0"
         assert "PWNED" not in term.pane("#{pane_title}")
+    finally:
+        term.kill()
+
+
+def test_a_terminated_viewer_gives_the_terminal_back(tmp_path):
+    """SIGTERM to a viewer on a terminal: the main screen, the cursor and no mouse reporting come back, and the
+    process ends by that signal."""
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", str(REPO / "tests" / "fixtures" / "vecadd_auto.hatchet"),
+                                   linger=True)
+        term.wait_for(lambda s: "GPU time" in s, 30, "the table")
+        assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "1 1 0"  # as a TUI runs
+        shell = int(term.pane("#{pane_pid}"))
+        (viewer,) = (int(pid) for pid in Path(f"/proc/{shell}/task/{shell}/children").read_text().split())
+        os.kill(viewer, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while not (code := rc_file.read_text() if rc_file.is_file() else "").endswith("\n"):
+            assert time.monotonic() < deadline, f"SIGTERM did not end proton-tui:\n{term.screen()}"
+            time.sleep(POLL_S)
+        assert code.strip() == str(128 + signal.SIGTERM)
+        assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "0 0 1"
     finally:
         term.kill()
