@@ -14,7 +14,10 @@ UNIT_EDGES = (999.9, 999_999.9, 999_999_999.9)
 
 
 def format_value(value: float, unit: str) -> str:
-    """A time in ns as ns, µs, ms or s with two decimals, or a cycle count."""
+    """A time in ns as ns, µs, ms or s with two decimals, or a cycle count; nothing where the capture records
+    neither."""
+    if unit == "none":
+        return ""
     if unit == "cycles":
         return f"{value:,.0f} cyc"
     if value < 1e3:
@@ -70,7 +73,7 @@ def columns(profile: Profile) -> list[Column]:
     time_width = value_width(largest, unit)
     launches = max(max(profile.launches, default=0), profile.kernel_launches)
     cols = [
-        Column("time", "time" if unit == "ns" else "cycles", time_width),
+        Column("time", "cycles" if unit == "cycles" else "time", time_width),
         Column("percent", "%", len(format_percent(max(100.0, profile.percent(largest))))),
         Column("launches", "launches", len(format_count(launches))),
         Column("avg", "avg", time_width),

@@ -23,6 +23,7 @@ from .formatting import (
     node_cells,
 )
 from .hatchet import KernelStats, Profile
+from .hatchet.profile import NO_UNIT
 
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
 
@@ -107,10 +108,14 @@ def details_text(rows: list[tuple[str, str]]) -> str:
 def header_line(profile: Profile) -> str:
     """One line: file, total GPU time, launches, kernels, devices (file and device names printable)."""
     name = printable(profile.path.name)
-    if profile.reference_total is not None and profile.node_count == 1:
+    if profile.reference_total is not None and profile.is_root_only:
         return f"{name}: no node matches the filter"
-    if profile.is_empty:
+    if profile.is_root_only:
         return f"{name}: Proton recorded no kernels"
+    if profile.is_empty:
+        scopes = profile.node_count - 1
+        return printable(f"{name}: no kernel time recorded; {scopes} scope{'s' if scopes != 1 else ''} with their "
+                         "metrics")
     total = format_value(profile.total, profile.unit)
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
     devices = ", ".join(profile.device_names()) or "no device listed"
@@ -125,7 +130,7 @@ def tree_lines(display: Display) -> Iterator[str]:
     display order (numeric columns first, then the guide lines and the name, never cut)."""
     profile = display.profile
     yield header_line(profile)
-    if profile.is_empty:
+    if profile.is_root_only:
         return
     yield from device_lines(profile)
     cols = columns(profile)
@@ -219,7 +224,7 @@ def summary_json(display: Display) -> dict:
     profile = display.profile
     return {
         "file": str(profile.path),
-        "unit": profile.unit,
+        "unit": None if profile.unit == NO_UNIT else profile.unit,
         "empty": profile.is_empty,
         "total": profile.total,
         "kernel_launches": profile.kernel_launches,

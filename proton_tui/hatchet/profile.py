@@ -14,6 +14,7 @@ from itertools import compress
 from pathlib import Path
 
 ROOT_PARENT = -1  # the parent of the tree's root
+NO_UNIT = "none"  # the unit of a capture in which no node has a time or cycles (only scopes and their metrics)
 GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
 FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
 # Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
@@ -86,6 +87,11 @@ class Profile:
     def total(self) -> float:
         """Total GPU time in ns (or cycles): ROOT's inclusive value."""
         return self.inclusive[0]
+
+    @property
+    def is_root_only(self) -> bool:
+        """Nothing under ROOT: Proton recorded nothing at all."""
+        return self.node_count == 1
 
     @property
     def is_empty(self) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
+from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
 
 TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -101,6 +101,7 @@ STDIN = Path("-")  # the capture is read from standard input
 # From this size a capture is memory-mapped and read in pieces (twice pieces.PIECE_BYTES); a smaller one is read into
 # memory at once, so a writer truncating it meanwhile cannot pull pages from under the reader.
 MAP_FROM_BYTES = 256_000_000
+COMPARE_BYTES = 8 << 20  # the second read that checks the first compares this much at a time
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
 
@@ -131,6 +132,7 @@ def mapped(path: Path):
         if data is None:
             data = handle.read()
             _check_unchanged(path, handle, before, len(data))
+            _check_reads_the_same(path, handle, data)
         try:
             _check_content(path, data)
             yield data
@@ -150,6 +152,17 @@ def _version(handle) -> tuple[int, int, int]:
 def _check_unchanged(path: Path, handle, before: tuple[int, int, int], read: int) -> None:
     """CaptureError when the file was written while it was read: what was read may be neither version."""
     if read != before[0] or _version(handle) != before or _version_of(path) != before:
+        raise CaptureError(f"{path}: changed while it was read; open it again")
+
+
+def _check_reads_the_same(path: Path, handle, data: bytes) -> None:
+    """Read the file once more and compare: a write in progress during the read (one that already set the time it
+    leaves, and keeps the size) shows as bytes that differ."""
+    view = memoryview(data)
+    for start in range(0, len(data), COMPARE_BYTES):
+        if os.pread(handle.fileno(), COMPARE_BYTES, start) != view[start : start + COMPARE_BYTES]:
+            raise CaptureError(f"{path}: changed while it was read; open it again")
+    if os.pread(handle.fileno(), 1, len(data)):
         raise CaptureError(f"{path}: changed while it was read; open it again")
 
 
@@ -435,7 +448,8 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
 def profile_from(path: Path, flat: Flat, device_info: dict, with_children: bool = True) -> Profile:
     """The profile of flattened nodes: its unit (ns, or cycles when no node has a time) and inclusive values;
     without `with_children`, its children lists are left empty (a part sent elsewhere, where they are rebuilt)."""
-    unit = "ns" if any(v is not None for v in flat.time_own) else "cycles"
+    unit = "ns" if any(v is not None for v in flat.time_own) else \
+        "cycles" if any(v is not None for v in flat.cycles_own) else NO_UNIT
     own = flat.time_own if unit == "ns" else flat.cycles_own
     children: list[list[int]] = []
     if with_children:

@@ -80,3 +80,40 @@ def test_a_capture_written_while_it_is_read(tmp_path):
             assert any(error in result.stderr for error in ERRORS), result.stderr
             outcomes.append(next(error for error in ERRORS if error in result.stderr))
     assert len(outcomes) == TRIES
+
+
+def test_a_same_size_rewrite_in_progress_is_never_read_torn(tmp_path):
+    """A writer overwriting the capture in place with a same-size version, again and again: a read that falls inside
+    one write sees the old bytes before it and the new after it, with the size and the time unchanged; the second
+    read notices."""
+    from proton_tui.hatchet import CaptureError, load_profile
+
+    old, new = versions(tmp_path)
+    path = tmp_path / "capture.hatchet"
+    totals = {}
+    for name, content in (("old", old), ("new", new)):
+        path.write_bytes(content)
+        totals[load_profile(path).total] = name
+    stop = threading.Event()
+
+    def overwrite() -> None:
+        while not stop.is_set():
+            for content in (new, old):
+                with open(path, "r+b") as handle:
+                    handle.write(content)
+
+    writer = threading.Thread(target=overwrite)
+    writer.start()
+    outcomes = []
+    try:
+        for _ in range(TRIES):
+            try:
+                outcomes.append(totals.get(load_profile(path).total, "torn"))
+            except CaptureError as error:
+                outcomes.append(str(error))
+    finally:
+        stop.set()
+        writer.join()
+    assert "torn" not in outcomes
+    assert all(outcome in ("old", "new") or outcome.endswith("changed while it was read; open it again")
+               for outcome in outcomes), outcomes

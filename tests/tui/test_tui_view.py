@@ -191,3 +191,15 @@ async def test_a_capture_that_fails_to_load_in_the_viewer_exits_with_code_2():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
     assert app.return_code == 2 and app.load_error == "big.hatchet: truncated: the JSON ends early (line 9)"
+
+
+async def test_scopes_without_kernels_are_shown_with_their_metrics(write_capture):
+    tree = scope("ROOT", scope("step", scope("attention", bytes=4096, flops16=1e9)))
+    app = ProtonApp(load_profile(write_capture([tree, {}])))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert not app.screen.query("#empty")  # not the ROOT-only explanation
+        table = app.screen.query_one("#table")
+        assert [table.profile.names[node] for node in table.model.rows] == ["ROOT", "step", "attention"]
+        await pilot.press("down", "down")
+        assert "bytes=4096, flops16=1000000000.0" in str(app.screen.query_one("#detail").render())

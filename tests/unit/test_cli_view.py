@@ -223,3 +223,18 @@ def test_plain_output_of_a_deep_chain_stays_small(tmp_path):
     result = run_cli("view", str(path), "--plain")
     assert result.returncode == 0, result.stderr[-500:]
     assert len(result.stdout) < 100 * 20_003 and result.stdout.rstrip().endswith("[20001] └─ leaf")
+
+
+def test_a_capture_of_scopes_with_user_metrics_and_no_kernel(write_capture):
+    """What Triton >= 3.7 writes for scopes with user metrics and no kernel: the scopes are shown with their
+    metrics, the capture is never called ROOT-only, and its unit is neither time nor cycles."""
+    tree = scope("ROOT", scope("step", scope("attention", bytes=4096, flops16=1e9, my_metric=[1, 2])),
+                 scope("optimizer", bytes=1024))
+    path = write_capture([tree, {}])
+    plain = run_cli("view", str(path), "--plain").stdout
+    assert plain.splitlines()[0] == "capture.hatchet: no kernel time recorded; 3 scopes with their metrics"
+    assert "└─ attention" in plain and "optimizer" in plain and "ROOT" in plain and "no kernels" not in plain
+    document = json.loads(run_cli("view", str(path), "--json").stdout)
+    assert document["unit"] is None and document["nodes"] == 4 and document["empty"] is True
+    root_only = write_capture([scope("ROOT"), {}], name="root.hatchet")
+    assert run_cli("view", str(root_only), "--plain").stdout == "root.hatchet: Proton recorded no kernels\n"

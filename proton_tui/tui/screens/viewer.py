@@ -81,7 +81,7 @@ class ProfileScreen(Screen):
     def body(self) -> list[Widget]:
         """What shows the profile under its summary: the table and the details, or why there is nothing to show.
         While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
-        if self.profile is not None and self.profile.is_empty:
+        if self.profile is not None and self.profile.is_root_only:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
         widgets = [ProfileTable(self.profile, id="table"), Static(id="detail")]
         for widget in widgets:
@@ -104,7 +104,7 @@ class ProfileScreen(Screen):
             return
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
         table, body = self.query_one(ProfileTable), self.query("#table, #detail")
-        if self.profile.is_empty:
+        if self.profile.is_root_only:
             await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
@@ -115,7 +115,7 @@ class ProfileScreen(Screen):
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def body_mounted(self) -> None:
-        if not self.profile.is_empty:
+        if not self.profile.is_root_only:
             self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
 
@@ -123,7 +123,7 @@ class ProfileScreen(Screen):
         if action == "log":
             return (self.run is not None) or None
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare"):
-            return (self.profile is not None and not self.profile.is_empty) or None
+            return (self.profile is not None and not self.profile.is_root_only) or None
         return True
 
     def summary_text(self, profile: Profile) -> str:
