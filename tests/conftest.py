@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 @pytest.fixture
 def write_capture(tmp_path):
-    """Write a [tree, device_info] capture (or raw bytes) to a file and return its path."""
+    """Write a [tree, device_info] capture (or raw bytes) to a file and return its path. It is dated a minute back,
+    as a capture that was written before it is opened: reading one written just now waits for its writer."""
 
     def write(content, name: str = "capture.hatchet") -> Path:
         path = tmp_path / name
@@ -26,6 +28,8 @@ def write_capture(tmp_path):
             path.write_bytes(content)
         else:
             path.write_text(json.dumps(content, indent=4))
+        written = time.time() - 60
+        os.utime(path, (written, written))
         return path
 
     return write

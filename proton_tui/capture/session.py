@@ -127,7 +127,7 @@ def capture_status(path: Path) -> tuple[CaptureStatus, Profile | None]:
     if not path.exists():
         return CaptureStatus(path, missing=True), None
     try:
-        profile = load_profile(path)
+        profile = load_profile(path, settled=True)  # the run's processes have ended
     except CaptureError as error:
         return CaptureStatus(path, error=str(error)), None
     return CaptureStatus(path, empty=profile.is_empty), profile

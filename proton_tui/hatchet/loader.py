@@ -13,9 +13,10 @@ from .profile import Profile
 from .reader import load_whole, mapped
 
 
-def load_profile(path: str | Path, *, show_internal: bool = False) -> Profile:
-    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason."""
-    pending = PendingLoad(Path(path), show_internal)
+def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False) -> Profile:
+    """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason. `settled`: its
+    writer is known to have finished (a run's process has ended), so a file written just now is not waited on."""
+    pending = PendingLoad(Path(path), show_internal, settled)
     try:
         return pending.finish()
     finally:
@@ -26,10 +27,10 @@ class PendingLoad:
     """A capture about to be read: made, it has checked and mapped the file (CaptureError for one that cannot be
     read); `finish` reads it. `close` releases the file (also when `finish` was never called)."""
 
-    def __init__(self, path: Path, show_internal: bool = False) -> None:
+    def __init__(self, path: Path, show_internal: bool = False, settled: bool = False) -> None:
         self.path, self.show_internal = path, show_internal
         self._held = ExitStack()
-        self.data = self._held.enter_context(mapped(path))
+        self.data = self._held.enter_context(mapped(path, settled))
 
     def finish(self) -> Profile:
         """The profile; raises CaptureError. The loaded capture is frozen out of the cyclic GC: it is long-lived

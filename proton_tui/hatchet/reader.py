@@ -13,6 +13,7 @@ import re
 import stat
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,16 +102,17 @@ STDIN = Path("-")  # the capture is read from standard input
 # From this size a capture is memory-mapped and read in pieces (twice pieces.PIECE_BYTES); a smaller one is read into
 # memory at once, so a writer truncating it meanwhile cannot pull pages from under the reader.
 MAP_FROM_BYTES = 256_000_000
-COMPARE_BYTES = 8 << 20  # the second read that checks the first compares this much at a time
+SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
 
 
 @contextmanager
-def mapped(path: Path):
+def mapped(path: Path, settled: bool = False):
     """The file's bytes, memory-mapped where possible: msgspec and orjson then read the page cache without a copy
     (a 1 GB capture loads ~0.8 s sooner and ~1 GB smaller). `-` reads standard input to its end. Anything but a
-    regular file is refused before it is opened (a FIFO without a writer would block)."""
+    regular file is refused before it is opened (a FIFO without a writer would block). `settled`: no writer can be
+    busy with the file (see `_Reread`)."""
     if path == STDIN:
         data = sys.stdin.buffer.read()
         _check_content(path, data)
@@ -129,18 +131,27 @@ def mapped(path: Path):
                 data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             except (ValueError, OSError):
                 pass
+        again = None
         if data is None:
             data = handle.read()
             _check_unchanged(path, handle, before, len(data))
-            _check_reads_the_same(path, handle, data)
+            again = _Reread(handle.fileno(), len(data), before, settled)  # meanwhile: read once more, to compare
         try:
             _check_content(path, data)
             yield data
             if isinstance(data, mmap.mmap):
                 _check_unchanged(path, handle, before, len(data))
+            elif not again.same_as(data):
+                raise CaptureError(f"{path}: changed while it was read; open it again")
+        except CaptureError:  # what was read may be torn: then that is the reason, not what it looked like
+            if again is not None and not again.same_as(data):
+                raise CaptureError(f"{path}: changed while it was read; open it again") from None
+            raise
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+            elif again is not None:
+                again.join()
 
 
 def _version(handle) -> tuple[int, int, int]:
@@ -155,15 +166,38 @@ def _check_unchanged(path: Path, handle, before: tuple[int, int, int], read: int
         raise CaptureError(f"{path}: changed while it was read; open it again")
 
 
-def _check_reads_the_same(path: Path, handle, data: bytes) -> None:
-    """Read the file once more and compare: a write in progress during the read (one that already set the time it
-    leaves, and keeps the size) shows as bytes that differ."""
-    view = memoryview(data)
-    for start in range(0, len(data), COMPARE_BYTES):
-        if os.pread(handle.fileno(), COMPARE_BYTES, start) != view[start : start + COMPARE_BYTES]:
-            raise CaptureError(f"{path}: changed while it was read; open it again")
-    if os.pread(handle.fileno(), 1, len(data)):
-        raise CaptureError(f"{path}: changed while it was read; open it again")
+class _Reread(threading.Thread):
+    """The file read once more, on a thread (the read itself leaves the GIL to the parse): a write in progress
+    during the first read (one that already set the time it leaves, and keeps the size) shows as bytes that
+    differ. A file written less than SETTLE_S ago is read again only once that time has passed, so that a writer
+    paused in the middle of a write has moved on."""
+
+    def __init__(self, fd: int, size: int, version: tuple[int, int, int], settled: bool) -> None:
+        super().__init__(name="reread", daemon=True)
+        self.fd, self.copy, self.version, self.longer = fd, bytearray(size), version, False
+        self.settle_s = 0.0 if settled else SETTLE_S
+        self.start()
+
+    def run(self) -> None:
+        time.sleep(max(0.0, self.version[1] / 1e9 + self.settle_s - time.time()))
+        view, done = memoryview(self.copy), 0
+        try:
+            while done < len(self.copy) and (count := os.preadv(self.fd, [view[done:]], done)):
+                done += count
+            self.longer = bool(os.pread(self.fd, 1, done))
+        except OSError:
+            self.longer = True  # unreadable now: not the file that was read
+        if done < len(self.copy) or _version_of_fd(self.fd) != self.version:
+            self.longer = True
+
+    def same_as(self, data: bytes) -> bool:
+        self.join()
+        return not self.longer and self.copy == data
+
+
+def _version_of_fd(fd: int) -> tuple[int, int, int]:
+    status = os.fstat(fd)
+    return status.st_size, status.st_mtime_ns, status.st_ino
 
 
 def _version_of(path: Path) -> tuple[int, int, int] | None:

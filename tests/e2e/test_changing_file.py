@@ -117,3 +117,27 @@ def test_a_same_size_rewrite_in_progress_is_never_read_torn(tmp_path):
     assert "torn" not in outcomes
     assert all(outcome in ("old", "new") or outcome.endswith("changed while it was read; open it again")
                for outcome in outcomes), outcomes
+
+
+def test_a_writer_paused_in_the_middle_of_a_write_is_waited_for(tmp_path):
+    """The worst case of a same-size rewrite: the writer has set the file's time and size, then pauses with only
+    part of the new bytes written; every check at read time agrees with what was read. A file written that recently
+    is read again a moment later, by which time the writer has moved on."""
+    from proton_tui.hatchet import CaptureError, PendingLoad
+
+    old, new = versions(tmp_path)
+    path = tmp_path / "capture.hatchet"
+    path.write_bytes(new[: len(new) // 2] + old[len(old) // 2 :])  # a write paused halfway
+    stamp = os.stat(path)
+    pending = PendingLoad(path)  # read now, in its paused state
+    time.sleep(0.2)  # long enough for a second read at once to see the same paused state
+    with open(path, "r+b") as handle:  # the writer moves on: the rest of its bytes, the time it had set
+        handle.write(new)
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    try:
+        pending.finish()
+        raise AssertionError("a torn capture was shown")
+    except CaptureError as error:
+        assert str(error) == f"{path}: changed while it was read; open it again"
+    finally:
+        pending.close()

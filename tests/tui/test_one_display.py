@@ -74,7 +74,7 @@ async def test_export_while_sorted_by_bandwidth_writes_the_view_on_screen(tmp_pa
         notes = [n.message for n in app._notifications]
         assert any("Sorted by GB/s" in message for message in notes), notes
         await pilot.press("x")
-        await pilot.pause()
+        await wait_for(lambda: app.screen.query("#path"), what="the export dialog")
         field = app.screen.query_one("#path")
         field.value = str(target)
         await pilot.press("enter")
@@ -96,7 +96,7 @@ async def test_sort_by_name_follows_the_names_shown(tmp_path):
         assert names == sorted(names) and any(name.startswith("void ") for name in names)
         target = tmp_path / "kernels.csv"
         await pilot.press("x")
-        await pilot.pause()
+        await wait_for(lambda: app.screen.query("#path"), what="the export dialog")
         app.screen.query_one("#path").value = str(target)
         await pilot.press("enter")
         await wait_for(target.exists, what="export written")
