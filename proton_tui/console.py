@@ -6,8 +6,8 @@ import re
 
 
 def error_line(message: str) -> str:
-    """The one line a failed command prints on stderr."""
-    return f"proton-tui: error: {message}"
+    """The one line a failed command prints on stderr (a path or name in it printable)."""
+    return f"proton-tui: error: {printable(message)}"
 
 
 def size_text(size: int) -> str:
