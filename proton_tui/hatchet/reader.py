@@ -4,12 +4,14 @@ the model's arrays. Every problem is a CaptureError whose message is one line na
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import json.scanner
 import math
 import mmap
 import os
 import re
+import signal
 import stat
 import sys
 import threading
@@ -125,12 +127,15 @@ def mapped(path: Path, settled: bool = False):
         raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
     with handle:
         before = _version(handle)
-        data = None
+        data, lease = None, None
         if before[0] >= MAP_FROM_BYTES:
-            try:
-                data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except (ValueError, OSError):
-                pass
+            lease = _ReadLease.take(handle.fileno())
+            if lease is not None:
+                try:
+                    data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                except (ValueError, OSError):
+                    lease.release()
+                    lease = None
         again = None
         if data is None:
             data = handle.read()
@@ -150,8 +155,42 @@ def mapped(path: Path, settled: bool = False):
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+                lease.release()
             elif again is not None:
                 again.join()
+
+
+class _ReadLease:
+    """A read lease on a mapped capture (Linux): a writer that opens the file meanwhile (Proton rewriting it in
+    place) waits until the lease is released, so the mapped pages cannot be truncated away under the read (which
+    would end the process with SIGBUS). Taken only where it can be: on the main thread (its SIGIO is caught there),
+    on a file nobody has open for writing, by its owner or root; otherwise the file is read into memory instead."""
+
+    def __init__(self, fd: int, previous) -> None:
+        self.fd, self.previous = fd, previous
+
+    @classmethod
+    def take(cls, fd: int) -> _ReadLease | None:
+        if not hasattr(fcntl, "F_SETLEASE") or threading.current_thread() is not threading.main_thread():
+            return None
+        previous = signal.signal(signal.SIGIO, _lease_broken)  # a writer waits: nothing to do but finish soon
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except OSError:
+            signal.signal(signal.SIGIO, previous)
+            return None
+        return cls(fd, previous)
+
+    def release(self) -> None:
+        try:
+            fcntl.fcntl(self.fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        except OSError:
+            pass
+        signal.signal(signal.SIGIO, self.previous)
+
+
+def _lease_broken(signum, frame) -> None:
+    """SIGIO: a writer is waiting for the lease (it gets the file once the read is done)."""
 
 
 def _version(handle) -> tuple[int, int, int]:

@@ -141,3 +141,28 @@ def test_a_writer_paused_in_the_middle_of_a_write_is_waited_for(tmp_path):
         assert str(error) == f"{path}: changed while it was read; open it again"
     finally:
         pending.close()
+
+
+def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypatch):
+    """A capture large enough to be memory-mapped: a writer that truncates it meanwhile waits for the read lease
+    (a truncated mapping would end the process with SIGBUS), and the read is the whole old file."""
+    import mmap
+
+    from proton_tui.hatchet import PendingLoad, load_profile, reader
+
+    old, _ = versions(tmp_path)
+    path = tmp_path / "capture.hatchet"
+    path.write_bytes(old)
+    whole = load_profile(path, settled=True)
+    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)  # mapped as a large capture is
+    pending = PendingLoad(path, settled=True)
+    assert isinstance(pending.data, mmap.mmap)
+    writer = subprocess.Popen([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"])
+    time.sleep(0.5)
+    assert writer.poll() is None and path.stat().st_size == len(old)  # the writer waits
+    try:
+        profile = pending.finish()
+    finally:
+        pending.close()
+    assert writer.wait(timeout=60) == 0 and path.stat().st_size == 0  # then it has its way
+    assert profile.total == whole.total and profile.node_count == whole.node_count
