@@ -29,6 +29,14 @@ def printable(text: str) -> str:
     return CONTROLS.sub(_escape, text)
 
 
+ESCAPE_STARTS = re.compile("[\x1b\x9b]")  # what begins a terminal's control sequence (ESC, and C1's CSI)
+
+
+def without_escapes(text: str) -> str:
+    """Text kept exact but for what could begin a terminal control sequence, written as an escape (CSV data)."""
+    return ESCAPE_STARTS.sub(_escape, text) if ESCAPE_STARTS.search(text) else text
+
+
 def _escape(match: re.Match) -> str:
     char = match.group()
     code = ord(char)

@@ -106,6 +106,10 @@ class Names:
             shown = self._shown[raw] = printable(raw if self.raw else self.readable_name(raw))
         return shown
 
+    def exact(self, raw: str) -> str:
+        """The name under the rule, exactly (no escapes): for data outputs."""
+        return raw if self.raw else self.readable_name(raw)
+
     def readable_name(self, raw: str) -> str:
         """The readable form, whatever the rule, exactly (JSON carries it beside the raw name)."""
         name = self._readable.get(raw)

@@ -10,7 +10,7 @@ from typing import TextIO
 
 import orjson
 
-from .console import printable
+from .console import printable, without_escapes
 from .display import Display
 from .formatting import (
     aligned_row,
@@ -204,7 +204,7 @@ def tree_records(display: Display) -> list[dict]:
     return [
         {
             "depth": profile.depths[node],
-            "path": profile.path_of(node, display.names.shown),
+            "path": profile.path_of(node, display.names.exact),
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
             value_key: profile.inclusive[node],
@@ -238,15 +238,17 @@ def summary_json(display: Display) -> dict:
 
 
 def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:
-    """Records as CSV with a header row: the name as shown (`Names`), a list as space-separated words."""
+    """Records as CSV with a header row: names under the display's rule and exact (quoted where CSV needs it) but
+    for what could start a terminal control sequence (ESC), a list as space-separated words."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for record in records:
-        row = {**record, "name": display.names.shown(record["name"])}
+        row = {**record, "name": display.names.exact(record["name"])}
         if isinstance(row.get("devices"), list):
             row["devices"] = " ".join(row["devices"])
-        writer.writerow({key: printable(value) if isinstance(value, str) else value for key, value in row.items()})
+        writer.writerow({key: without_escapes(value) if isinstance(value, str) else value
+                         for key, value in row.items()})
     return out.getvalue()
 
 

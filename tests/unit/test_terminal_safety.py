@@ -3,6 +3,8 @@ characters as visible escapes and keeps its columns aligned; JSON keeps the exac
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -26,7 +28,7 @@ def test_printable_escapes_every_control_character():
     assert printable("add_kernel<n=4096>  µs ▸") == "add_kernel<n=4096>  µs ▸"
 
 
-@pytest.mark.parametrize("option", ["--plain", "--kernels", "--csv"])
+@pytest.mark.parametrize("option", ["--plain", "--kernels"])
 def test_text_outputs_escape_control_characters(write_capture, option):
     path = write_capture(hostile_tree())
     result = run_cli("view", str(path), option)
@@ -34,11 +36,19 @@ def test_text_outputs_escape_control_characters(write_capture, option):
     assert not [byte for byte in CONTROL_BYTES if byte in result.stdout]
     for name in HOSTILE_NAMES:
         assert printable(name) in result.stdout
-    if option != "--csv":  # one line a row, the name after aligned columns
-        rows = [line for line in result.stdout.splitlines()[2:] if "\\x" in line or "\\n" in line or "\\u" in line]
-        assert len(rows) == len(HOSTILE_NAMES) + (option == "--plain")  # the kernels (and their scope)
-        time_column = {line.index(" µs") for line in rows}
-        assert len(time_column) == 1  # aligned: every row's time ends at the same column
+    rows = [line for line in result.stdout.splitlines()[2:] if "\\x" in line or "\\n" in line or "\\u" in line]
+    assert len(rows) == len(HOSTILE_NAMES) + (option == "--plain")  # the kernels (and their scope)
+    time_column = {line.index(" µs") for line in rows}
+    assert len(time_column) == 1  # aligned: every row's time ends at the same column
+
+
+def test_csv_keeps_names_exact_but_never_a_raw_escape(write_capture):
+    result = subprocess.run([CLI, "view", str(write_capture(hostile_tree())), "--csv"], capture_output=True,
+                            timeout=60, stdin=subprocess.DEVNULL)
+    text = result.stdout.decode()  # as written: a \r inside a quoted name stays one
+    assert result.returncode == 0 and "\x1b" not in text and "\x9b" not in text
+    names = [row["name"] for row in csv.DictReader(io.StringIO(text, newline=""))]
+    assert sorted(names) == sorted(name.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b") for name in HOSTILE_NAMES)
 
 
 def test_markdown_export_and_diff_escape_control_characters(write_capture, tmp_path):
