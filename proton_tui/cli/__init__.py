@@ -4,6 +4,7 @@ open, so `--help` stays fast."""
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 from typer._click.exceptions import ClickException
@@ -25,8 +26,14 @@ def start(
     ctx: typer.Context,
     python: PythonOption = None,
     output: OutputOption = None,
+    version: Annotated[bool, typer.Option("--version", help="Print proton-tui's version and exit.")] = False,
 ) -> None:
     """With no command, open the interactive session: set parameters, run, explore the capture."""
+    if version:
+        from .. import __version__
+
+        typer.echo(f"proton-tui {__version__}")
+        raise typer.Exit(0)
     if ctx.invoked_subcommand is None:
         from ..tui.app import ProtonApp
 

@@ -24,7 +24,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     include: IncludeOption = None,
     exclude: ExcludeOption = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=0, help="Show the N largest changes.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Show the N largest changes.")] = None,
     raw_names: RawNamesOption = False,
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""

@@ -53,6 +53,8 @@ def view(
         fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    if (kernels or as_csv) and chosen.hides_rows:
+        fail("--depth and --threshold hide rows of the tree; the kernel summary (--kernels, --csv) has none to hide")
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
         from ..viewer import open_viewer
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import proton_tui
 from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
@@ -238,3 +239,19 @@ def test_a_capture_of_scopes_with_user_metrics_and_no_kernel(write_capture):
     assert document["unit"] is None and document["nodes"] == 4 and document["empty"] is True
     root_only = write_capture([scope("ROOT"), {}], name="root.hatchet")
     assert run_cli("view", str(root_only), "--plain").stdout == "root.hatchet: Proton recorded no kernels\n"
+
+
+def test_version():
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout == f"proton-tui {proton_tui.__version__}\n"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["view", str(capture_path("gpt2_shadow")), "--kernels", "--threshold", "5"], "--depth and --threshold hide rows"),
+    (["view", str(capture_path("gpt2_shadow")), "--csv", "--depth", "1"], "--depth and --threshold hide rows"),
+    (["diff", str(capture_path("vecadd_auto")), str(capture_path("vecadd_fail")), "--limit", "0"], "--limit"),
+])
+def test_options_that_would_be_ignored_are_refused(args, words):
+    result = run_cli(*args)
+    assert result.returncode == 2 and result.stdout == "" and words in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
