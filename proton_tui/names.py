@@ -92,8 +92,9 @@ class Names:
 
     @classmethod
     def demangled(cls, names: Iterable[str], raw: bool = False) -> Names:
-        """Readable names for these raw names (one c++filt run), or the raw rule without running it."""
-        return cls(None if raw else demangle_all(names), raw)
+        """Names under either rule for these raw names, their readable forms from one c++filt run (JSON carries
+        them whatever the rule)."""
+        return cls(demangle_all(names), raw)
 
     def with_raw(self, raw: bool) -> Names:
         """The same names under the other rule."""

@@ -168,6 +168,8 @@ def test_markdown_export_prints_readable_names_and_json_carries_both(tmp_path):
     document = json.loads(run_cli("view", fail, "--json").stdout)
     fill = next(k for k in document["kernels"] if k["name"] == MANGLED_FILL)
     assert fill["readable_name"] == READABLE_FILL
+    raw = json.loads(run_cli("view", fail, "--json", "--raw-names").stdout)  # both, whichever rule the text follows
+    assert next(k for k in raw["kernels"] if k["name"] == MANGLED_FILL)["readable_name"] == READABLE_FILL
 
 
 def test_include_matches_the_readable_name():
