@@ -19,12 +19,13 @@ if TYPE_CHECKING:
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False) -> str | None:
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded."""
     from .hatchet import CaptureError, PendingLoad
+    from .hatchet.reader import STDIN
 
     try:
         pending = PendingLoad(file, show_internal)
     except CaptureError as error:
         return str(error)
-    if pending.path == Path("-") and not sys.stdin.isatty():  # the capture came through standard input
+    if pending.path == STDIN and not sys.stdin.isatty():  # the capture came through standard input
         try:
             keyboard = os.open("/dev/tty", os.O_RDONLY)
         except OSError:

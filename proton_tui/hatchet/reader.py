@@ -126,7 +126,7 @@ def mapped(path: Path, settled: bool = False):
     except OSError as error:
         raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
     with handle:
-        before = _version(handle)
+        before = _version(handle.fileno())
         data, lease = None, None
         if before[0] >= MAP_FROM_BYTES:
             lease = _ReadLease.take(handle.fileno())
@@ -147,10 +147,10 @@ def mapped(path: Path, settled: bool = False):
             if isinstance(data, mmap.mmap):
                 _check_unchanged(path, handle, before, len(data))
             elif not again.same_as(data):
-                raise CaptureError(f"{path}: changed while it was read; open it again")
+                raise _changed(path)
         except CaptureError:  # what was read may be torn: then that is the reason, not what it looked like
             if again is not None and not again.same_as(data):
-                raise CaptureError(f"{path}: changed while it was read; open it again") from None
+                raise _changed(path) from None
             raise
         finally:
             if isinstance(data, mmap.mmap):
@@ -193,16 +193,24 @@ def _lease_broken(signum, frame) -> None:
     """SIGIO: a writer is waiting for the lease (it gets the file once the read is done)."""
 
 
-def _version(handle) -> tuple[int, int, int]:
-    """What changes when a file is written: its size, modification time and inode."""
-    status = os.fstat(handle.fileno())
+def _version(file: int | Path) -> tuple[int, int, int] | None:
+    """What changes when a file is written: its size, modification time and inode (of an open descriptor, or of a
+    path: None when it is gone)."""
+    try:
+        status = os.stat(file)
+    except OSError:
+        return None
     return status.st_size, status.st_mtime_ns, status.st_ino
+
+
+def _changed(path: Path) -> CaptureError:
+    return CaptureError(f"{path}: changed while it was read; open it again")
 
 
 def _check_unchanged(path: Path, handle, before: tuple[int, int, int], read: int) -> None:
     """CaptureError when the file was written while it was read: what was read may be neither version."""
-    if read != before[0] or _version(handle) != before or _version_of(path) != before:
-        raise CaptureError(f"{path}: changed while it was read; open it again")
+    if read != before[0] or _version(handle.fileno()) != before or _version(path) != before:
+        raise _changed(path)
 
 
 class _Reread(threading.Thread):
@@ -226,25 +234,12 @@ class _Reread(threading.Thread):
             self.longer = bool(os.pread(self.fd, 1, done))
         except OSError:
             self.longer = True  # unreadable now: not the file that was read
-        if done < len(self.copy) or _version_of_fd(self.fd) != self.version:
+        if done < len(self.copy) or _version(self.fd) != self.version:
             self.longer = True
 
     def same_as(self, data: bytes) -> bool:
         self.join()
         return not self.longer and self.copy == data
-
-
-def _version_of_fd(fd: int) -> tuple[int, int, int]:
-    status = os.fstat(fd)
-    return status.st_size, status.st_mtime_ns, status.st_ino
-
-
-def _version_of(path: Path) -> tuple[int, int, int] | None:
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_size, status.st_mtime_ns, status.st_ino
 
 
 def _check_kind(path: Path) -> None:
