@@ -44,5 +44,6 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> P
     from .tui.app import ProtonApp
     from .tui.messages import Opening
 
-    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(len(pending.data))})…",
-                                     pending.finish, view_filter or ViewFilter()))
+    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
+                                     pending.finish, view_filter or ViewFilter(), pending.cancel,
+                                     lambda: pending.bytes_read / pending.size))

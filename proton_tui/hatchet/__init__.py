@@ -3,6 +3,6 @@
 
 from .loader import PendingLoad, load_profile
 from .profile import KernelStats, Profile
-from .reader import CaptureError
+from .reader import CaptureError, LoadCancelled
 
-__all__ = ["CaptureError", "KernelStats", "PendingLoad", "Profile", "load_profile"]
+__all__ = ["CaptureError", "KernelStats", "LoadCancelled", "PendingLoad", "Profile", "load_profile"]

@@ -20,23 +20,28 @@ from __future__ import annotations
 
 import mmap
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, graft
-from .reader import DECODE_ERRORS, DOCUMENT, NODES, NodeError, flatten, profile_from
+from .reader import DECODE_ERRORS, DOCUMENT, NODES, LoadCancelled, NodeError, flatten, profile_from
 
 # The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):
 # benchmarks/README.md, "Reading large captures".
-PIECE_BYTES = 128_000_000
+PIECE_BYTES = 64_000_000
 MAX_PIECES = 256
 FIRST_NODE = re.compile(rb"\s*\[\n( +)\{\n")  # the list's first line, then the tree's root opening
 MAX_DEPTH = 64
 PAGE = mmap.PAGESIZE
 
 
-def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | None = None) -> Profile | None:
+def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | None = None,
+                   cancelled: Callable[[], bool] = lambda: False,
+                   progress: Callable[[int], None] = lambda done: None) -> Profile | None:
     """The profile of a pretty-printed capture (memory-mapped as `data`) read in pieces of about `piece_bytes`; None
-    when it has no room for two pieces, its layout does not allow a cut, or anything in it fails."""
+    when it has no room for two pieces, its layout does not allow a cut, or anything in it fails. `cancelled` is
+    asked before each piece and while one is flattened: True raises LoadCancelled. `progress` is told, after each
+    piece, how many of the file's bytes have been read."""
     piece_bytes = piece_bytes or PIECE_BYTES
     if not isinstance(data, mmap.mmap) or len(data) < 2 * piece_bytes:
         return None
@@ -44,17 +49,20 @@ def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | Non
     if private is None:
         return None
     try:
-        return _read(path, private, show_internal, piece_bytes)
+        return _read(path, private, show_internal, piece_bytes, cancelled, progress)
     except (*DECODE_ERRORS, NodeError):
         return None
     finally:
         private.close()
 
 
-def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int) -> Profile | None:
+def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int,
+          cancelled: Callable[[], bool], progress: Callable[[int], None]) -> Profile | None:
     limit = clean_to = len(private)  # the document ends at `limit`; bytes before `clean_to` are the file's own
     pieces: list[tuple[int, Profile]] = []
     while limit > 2 * piece_bytes and len(pieces) < MAX_PIECES:
+        if cancelled():
+            raise LoadCancelled(path)
         cut = find_cut(private, piece_bytes, limit)
         if cut is None:
             break
@@ -68,7 +76,7 @@ def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int)
             nodes = NODES.decode(view[start - 1 : end + 1])
         private[end] = closing
         flat = flatten([(node, GRAFTED_PARENT, depth + 1) for node in nodes], show_internal, compact=True,
-                       structs=True)
+                       structs=True, cancelled=cancelled)
         del nodes
         if flat.hidden_with_children:  # the walk down the last path that finds where a piece hangs would miss it
             return None
@@ -77,12 +85,15 @@ def _read(path: Path, private: mmap.mmap, show_internal: bool, piece_bytes: int)
         tail = private[end:limit]  # the closing of the cut's list and of every node around it, and device_info
         private[start - 1 : start - 1 + len(tail)] = tail  # over the cut's leading comma and its first bytes
         limit, clean_to = start - 1 + len(tail), start - 1
+        progress(len(private) - limit)
     if not pieces:
         return None
+    if cancelled():
+        raise LoadCancelled(path)
     with memoryview(private) as view:
         tree, device_info = DOCUMENT.decode(view[:limit])
     _drop_pages(private, 0, min(limit, clean_to))
-    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True, structs=True)
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True, structs=True, cancelled=cancelled)
     del tree
     if not flat.names or flat.hidden_with_children:
         return None

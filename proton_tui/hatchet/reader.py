@@ -16,6 +16,7 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,25 +65,26 @@ class CaptureError(Exception):
 
 
 
-def load_whole(path: Path, data, show_internal: bool) -> Profile:
+def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
     """The profile of the whole file in one read: decoded into msgspec Structs, or, when msgspec cannot take it (a
-    bad document, nesting deeper than it allows), parsed with orjson, which also words every error."""
+    bad document, nesting deeper than it allows), parsed with orjson, which also words every error. `cancelled`:
+    see `flatten`."""
     try:
         with memoryview(data) as view:
             tree, device_info = DOCUMENT.decode(view)
     except DECODE_ERRORS:
-        return load_parsed(path, data, show_internal)
+        return load_parsed(path, data, show_internal, cancelled)
     try:
-        return _index(path, tree, device_info, show_internal, structs=True)
+        return _index(path, tree, device_info, show_internal, structs=True, cancelled=cancelled)
     except NodeError:
-        return load_parsed(path, data, show_internal)
+        return load_parsed(path, data, show_internal, cancelled)
 
 
-def load_parsed(path: Path, data, show_internal: bool) -> Profile:
+def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
     """The profile of the whole file parsed into dicts and lists with orjson; CaptureError names what is wrong."""
     tree, device_info = document_parts(path, parse(path, data))
     try:
-        return _index(path, tree, device_info, show_internal)
+        return _index(path, tree, device_info, show_internal, cancelled=cancelled)
     except NodeError as error:
         raise CaptureError(f"{path}: {error}") from None
 
@@ -103,7 +105,7 @@ def document_parts(path: Path, document) -> tuple[object, dict]:
 STDIN = Path("-")  # the capture is read from standard input
 # From this size a capture is memory-mapped and read in pieces (twice pieces.PIECE_BYTES); a smaller one is read into
 # memory at once, so a writer truncating it meanwhile cannot pull pages from under the reader.
-MAP_FROM_BYTES = 256_000_000
+MAP_FROM_BYTES = 128_000_000
 SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
@@ -186,7 +188,8 @@ class _ReadLease:
             fcntl.fcntl(self.fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
         except OSError:
             pass
-        signal.signal(signal.SIGIO, self.previous)
+        if threading.current_thread() is threading.main_thread():  # elsewhere the no-op handler stays
+            signal.signal(signal.SIGIO, self.previous)
 
 
 def _lease_broken(signum, frame) -> None:
@@ -319,6 +322,10 @@ def _parse_deep(path: Path, data: bytes):
     return outcome["value"]
 
 
+class LoadCancelled(Exception):
+    """The load was cancelled (the user quit while it ran)."""
+
+
 class NodeError(Exception):
     pass
 
@@ -385,8 +392,9 @@ def _where(names: list[str], parent: int) -> str:
     return f"a child of node {names[parent]!r}" if parent >= 0 else "the tree's root"
 
 
-def _index(path: Path, tree, device_info: dict, show_internal: bool, structs: bool = False) -> Profile:
-    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, structs=structs)
+def _index(path: Path, tree, device_info: dict, show_internal: bool, structs: bool = False,
+           cancelled: Callable[[], bool] | None = None) -> Profile:
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, structs=structs, cancelled=cancelled)
     if not flat.names:
         raise NodeError("the tree's root is an internal Proton frame")
     return profile_from(path, flat, device_info)
@@ -410,11 +418,12 @@ class Flat:
 
 
 def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: bool = False,
-            structs: bool = False) -> Flat:
+            structs: bool = False, cancelled: Callable[[], bool] | None = None) -> Flat:
     """Validate and flatten nodes given as (node, parent, depth), the first root first: parsed JSON (dicts), or with
     `structs` msgspec's `Node`s (their shape checked by the decoder). A root's parent is ROOT_PARENT for the tree's
     root (its metrics are hints, not values) or GRAFTED_PARENT (a node like any other). `compact`: a kernel whose
-    metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`)."""
+    metrics are exactly what the arrays hold gets None there (`Profile.node_metrics`). `cancelled` is asked as the
+    walk goes down or up: True raises LoadCancelled."""
     flat = Flat()
     names, parents, depths = flat.names, flat.parents, flat.depths
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
@@ -425,6 +434,8 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
     # Siblings are read through an iterator on the stack, left when a node has children and resumed after them.
     pending = [(iter([node]), parent, depth) for node, parent, depth in reversed(roots)]
     while pending:
+        if cancelled is not None and cancelled():
+            raise LoadCancelled
         siblings, parent, depth = pending[-1]
         for node in siblings:
             if structs:

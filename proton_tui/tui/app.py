@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,15 @@ class ProtonApp(App):
         if self.ended_by_signal is not None:
             signal.signal(self.ended_by_signal, signal.SIG_DFL)
             os.kill(os.getpid(), self.ended_by_signal)
+        if self.opening is not None and self.opening.loading():  # quit while the capture was read: end now
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.return_code or 0)
+
+    def exit(self, *args, **kwargs) -> None:
+        if self.opening is not None:  # a capture still being read stops where it is: the process ends next
+            self.opening.cancel(abandon=True)
+        super().exit(*args, **kwargs)
 
     def _end_by_signal(self, signum: int) -> None:
         self.ended_by_signal = signum
@@ -82,7 +92,7 @@ class ProtonApp(App):
         """The first frame is out: a capture being opened says so there while its load finishes."""
         if self.opening is not None and isinstance(self.screen, ProfileScreen) and self.screen.profile is None:
             await asyncio.sleep(FRAME_WRITE_S)
-            await self.screen.finish_opening()
+            self.screen.finish_opening()
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)

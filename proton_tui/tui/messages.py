@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,13 +21,36 @@ if TYPE_CHECKING:
 
 @dataclass
 class Opening:
-    """A capture being opened: the file, what to say meanwhile, the call that finishes the load (CaptureError), and
-    the filter to apply once it has loaded."""
+    """A capture being opened: the file, what to say meanwhile, the call that finishes the load (CaptureError), the
+    filter to apply once it has loaded, and the call that cancels a load under way (from another thread). `loader`:
+    the thread that runs `finish`, once started."""
 
     path: Path
     label: str
     finish: Callable[[], Profile]
     view_filter: ViewFilter = ViewFilter()
+    cancel: Callable[..., None] = lambda abandon=False: None
+    fraction_read: Callable[[], float] = lambda: 0.0
+    loader: threading.Thread | None = None
+
+    def loading(self) -> bool:
+        return self.loader is not None and self.loader.is_alive()
+
+
+class Loaded(Message):
+    """The capture being opened has been read."""
+
+    def __init__(self, profile: Profile) -> None:
+        super().__init__()
+        self.profile = profile
+
+
+class ReadCrashed(Message):
+    """Reading the capture being opened failed in a way no capture should make it fail (a defect)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
 
 
 class NamesReady(Message):

@@ -1,5 +1,5 @@
-"""A capture rewritten or truncated while `view --json` reads it: never a signal death or a traceback, never a torn
-tree. Each outcome is the whole old file, the whole new file, or a one-line error naming the file."""
+"""A capture rewritten or truncated while `view --json` or the viewer reads it: never a signal death or a traceback,
+never a torn tree. Each outcome is the whole old file, the whole new file, or a one-line error naming the file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
+import pytest
+
+from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, exit_status, start_proton_tui
 from tests.helpers import REPO
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
@@ -31,6 +35,25 @@ def versions(tmp_path) -> tuple[bytes, bytes]:
     return old, new
 
 
+def keep_writing(path, old: bytes, new: bytes, mode: str, delay: float, stop: threading.Event) -> None:
+    """After `delay`, until `stop`: the capture truncated (at a random size) or rewritten with the new version (or
+    half of it), in place as Proton writes, then written back whole, again and again."""
+    rng = random.Random(delay)
+    time.sleep(delay)
+    while not stop.is_set():
+        with open(path, "r+b") as handle:
+            if mode == "truncate":
+                handle.truncate(rng.randrange(len(old)))
+            else:
+                content = new if mode == "rewrite" else new[: len(new) // 2]
+                handle.truncate(0)
+                handle.write(content)
+        time.sleep(0.005)
+        with open(path, "r+b") as handle:
+            handle.write(old)
+        time.sleep(0.005)
+
+
 def test_a_capture_written_while_it_is_read(tmp_path):
     old, new = versions(tmp_path)
     path = tmp_path / "capture.hatchet"
@@ -46,23 +69,7 @@ def test_a_capture_written_while_it_is_read(tmp_path):
         path.write_bytes(old)
         mode = ("truncate", "rewrite", "rewrite shorter")[attempt % 3]
         stop = threading.Event()
-
-        def write() -> None:
-            time.sleep(rng.uniform(0.0, 0.3))
-            while not stop.is_set():
-                with open(path, "r+b") as handle:  # in place, as Proton writes
-                    if mode == "truncate":
-                        handle.truncate(rng.randrange(len(old)))
-                    else:
-                        content = new if mode == "rewrite" else new[: len(new) // 2]
-                        handle.truncate(0)
-                        handle.write(content)
-                time.sleep(0.005)
-                with open(path, "r+b") as handle:
-                    handle.write(old)
-                time.sleep(0.005)
-
-        writer = threading.Thread(target=write)
+        writer = threading.Thread(target=keep_writing, args=(path, old, new, mode, rng.uniform(0.0, 0.3), stop))
         writer.start()
         try:
             result = subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, text=True, timeout=120)
@@ -166,3 +173,57 @@ def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypa
         pending.close()
     assert writer.wait(timeout=60) == 0 and path.stat().st_size == 0  # then it has its way
     assert profile.total == whole.total and profile.node_count == whole.node_count
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
+def test_a_capture_written_while_the_viewer_reads_it(tmp_path):
+    """The same in a real terminal: the viewer shows the whole old file's header or the whole new file's, or ends
+    with the one-line error and exit status 2; never a signal death or a traceback."""
+    old, new = versions(tmp_path)
+    path = tmp_path / "capture.hatchet"
+    headers = {}
+    for name, content in (("old", old), ("new", new)):
+        path.write_bytes(content)
+        plain = subprocess.run([CLI, "view", str(path), "--plain"], capture_output=True, text=True, timeout=120,
+                               check=True).stdout
+        headers[name] = plain.splitlines()[0]  # "capture.hatchet  GPU time 23.62 s  339,569 launches  96 kernels …"
+    assert headers["old"] != headers["new"]
+    rng = random.Random(11)
+    outcomes = []
+    for attempt in range(TRIES):
+        path.write_bytes(old)
+        mode = ("truncate", "rewrite", "rewrite shorter")[attempt % 3]
+        stop = threading.Event()
+        writer = threading.Thread(target=keep_writing, args=(path, old, new, mode, rng.uniform(0.0, 1.0), stop))
+        term = Terminal(f"proton-stress-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        try:
+            rc_file = start_proton_tui(term, tmp_path, "view", str(path))
+            writer.start()
+            deadline = time.monotonic() + 120
+            while True:
+                screen = term.screen()
+                shown = [name for name, header in headers.items() if header in screen]
+                if shown or rc_file.is_file() or time.monotonic() > deadline:
+                    break
+                time.sleep(POLL_S)
+            stop.set()
+            writer.join()
+            if shown:
+                outcomes.append(shown[0])
+                term.keys("q")
+                assert exit_status(term, rc_file, 30, "q") == "0"
+                continue
+            code = exit_status(term, rc_file, 30, "the load")
+            screen = term.screen(history=True)
+            assert code == "2", (mode, code, screen)  # no signal death
+            assert "Traceback" not in screen
+            (line,) = [line for line in screen.splitlines() if line.startswith("proton-tui: error:")]
+            assert str(path) in line and any(error in line for error in ERRORS), line
+            outcomes.append(next(error for error in ERRORS if error in line))
+        finally:
+            stop.set()
+            if writer.is_alive():
+                writer.join()
+            term.kill()
+    assert len(outcomes) == TRIES

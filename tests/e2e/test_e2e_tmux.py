@@ -8,13 +8,16 @@ form's interpreter probe imports torch.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
-import shutil
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 import uuid
 from pathlib import Path
@@ -22,71 +25,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.helpers import REPO, hostile_tree
+from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, assert_nothing_left, exit_status, start_proton_tui
+from tests.helpers import HOSTILE_NAMES, REPO, hostile_tree
 
-TMUX = shutil.which("tmux")
-WIDTH, HEIGHT = 120, 40
-SESSION = "e2e"
-POLL_S = 0.05
 TAB_WAIT_S = 1.0
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the end-to-end test drives proton-tui in tmux "
-                                            "(CI installs it with apt)"),
-]
-
-
-class Terminal:
-    """One tmux session on a private server (its own socket): send keys, read the screen, inspect the pane."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-        self.socket_path: str | None = None
-
-    def tmux(self, *args: str, check: bool = True) -> str:
-        done = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=30)
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
-        return done.stdout
-
-    def start(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        # -f /dev/null: no user configuration; remain-on-exit keeps the pane (and its exit status) after proton-tui
-        # exits, so the test can read how it ended.
-        subprocess.run([TMUX, "-L", self.socket, "-f", os.devnull, "new-session", "-d", "-s", SESSION,
-                        "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(cwd), *argv,
-                        ";", "set-option", "-g", "remain-on-exit", "on"],
-                       check=True, env=env, capture_output=True, timeout=30)
-        self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip() or None
-
-    def screen(self, history: bool = False) -> str:
-        """What the pane shows; `history`: with the lines scrolled off the top, wrapped lines joined back."""
-        return self.tmux("capture-pane", "-p", *(["-J", "-S", "-"] if history else []), "-t", SESSION, check=False)
-
-    def pane(self, fmt: str) -> str:
-        return self.tmux("display-message", "-p", "-t", SESSION, fmt, check=False).strip()
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
-
-    def wait_for(self, test, seconds: float, what: str):
-        """Poll the screen until ``test(screen)`` is truthy and return that value; fail with the screen."""
-        deadline = time.monotonic() + seconds
-        while True:
-            screen = self.screen()
-            if result := test(screen):
-                return result
-            if self.pane("#{pane_dead}") == "1":
-                raise AssertionError(f"proton-tui exited while waiting for {what}:\n{screen}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: not on screen after {seconds:.0f} s; the screen:\n{screen}")
-            time.sleep(POLL_S)
-
-    def kill(self) -> None:
-        """End the server and everything in it, and remove its socket (kill-server leaves the file)."""
-        self.tmux("kill-server", check=False)
-        if self.socket_path:
-            Path(self.socket_path).unlink(missing_ok=True)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 
 
 def row_of(screen: str, label: str) -> int | None:
@@ -126,64 +70,6 @@ def type_into(term: Terminal, label: str, value: str) -> None:
     term.keys(value, literal=True)
     pattern = re.compile(rf"^\s*{re.escape(label)}\s+{re.escape(value)}(\s\s|$)", re.M)
     term.wait_for(lambda s: pattern.search(s) and "'' is not" not in s, 15, f"{label} showing {value}")
-
-
-def leftover_processes(marker: str) -> list[str]:
-    """proton-tui or payload processes started by this test: the marker (its tmp folder) is in their command line
-    or is their working directory. (The tmux server, whose command line names proton-tui too, is not one.)"""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            argv = [arg.decode(errors="replace") for arg in (entry / "cmdline").read_bytes().split(b"\0") if arg]
-            cwd = os.readlink(entry / "cwd")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state == "Z" or not argv or os.path.basename(argv[0]).startswith("tmux"):
-            continue
-        if not any(os.path.basename(arg) in ("proton-tui", "vecadd.py") for arg in argv):
-            continue
-        if any(marker in arg for arg in argv) or cwd.startswith(marker):
-            found.append(f"{entry.name}: {' '.join(argv)} (cwd {cwd})")
-    return found
-
-
-def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = False) -> Path:
-    """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to. With
-    `linger` the shell stays a while after it, so the terminal's state is read while a program still runs there."""
-    script = Path(sys.executable).with_name("proton-tui")
-    assert script.is_file(), f"the proton-tui console script is not installed next to {sys.executable}"
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("TMUX", "TMUX_PANE", "COLUMNS", "LINES", "TEXTUAL", "NO_COLOR")}
-    rc_file = tmp_path / f"exit-status-{uuid.uuid4().hex[:8]}"
-    # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
-    after = "; sleep 60" if linger else ""
-    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"' + after, str(rc_file), str(script), *args], tmp_path, env)
-    return rc_file
-
-
-def exit_status(term: Terminal, rc_file: Path, seconds: float, what: str) -> str:
-    """proton-tui's exit status once it has exited (and its terminal closed); fails with the screen otherwise."""
-    deadline = time.monotonic() + seconds
-    while not (code := rc_file.read_text() if rc_file.is_file() else "").endswith("\n"):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not end proton-tui; the screen:\n{term.screen()}")
-        time.sleep(POLL_S)
-    while term.pane("#{pane_dead}") != "1":  # its terminal closed too
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the pane is still open after proton-tui exited:\n{term.screen()}")
-        time.sleep(POLL_S)
-    return code.strip()
-
-
-def assert_nothing_left(marker: str) -> None:
-    deadline = time.monotonic() + 10  # a killed child may take a moment to leave the process table
-    while left := leftover_processes(marker):
-        if time.monotonic() > deadline:
-            raise AssertionError("processes left behind after quitting:\n" + "\n".join(left))
-        time.sleep(POLL_S)
 
 
 def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
@@ -300,3 +186,88 @@ def test_a_terminated_viewer_gives_the_terminal_back(tmp_path):
         assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "0 0 1"
     finally:
         term.kill()
+
+
+def test_quitting_while_a_large_capture_is_read(tmp_path):
+    """A 290 MB capture, read in pieces: while it is read the viewer says how much of it it has read, and q then
+    ends proton-tui without finishing the read: the table never shows, the terminal is given back (main screen,
+    cursor, no mouse reporting) and nothing is left running or holding the file. Opened again and left to read it
+    all, the table."""
+    generator = REPO / "benchmarks" / "make_capture.py"
+    subprocess.run([sys.executable, str(generator), "300000", "--out", str(tmp_path)], check=True,
+                   capture_output=True, timeout=300)
+    (capture,) = tmp_path.glob("*.hatchet")
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture))
+        progress = re.compile(r"(\d+) % read")  # after "Reading FILE (288 MB)…", maybe on the next line
+        share = term.wait_for(lambda s: "Reading" in s and (found := progress.search(s)) and int(found[1]) > 0
+                              and found[1], 120, "the share of the capture read so far")
+        assert int(share) < 100
+        term.keys("q")
+        deadline = time.monotonic() + 30
+        while term.pane("#{alternate_on}") == "1":  # until the TUI has left the terminal
+            assert "GPU time" not in term.screen(), "the table was shown after q"
+            assert time.monotonic() < deadline, f"q did not end the viewer:\n{term.screen()}"
+            time.sleep(POLL_S / 5)
+        assert exit_status(term, rc_file, 30, "q") == "0"
+        assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "0 0 1"
+        assert_nothing_left(str(tmp_path))
+        term.kill()
+
+        term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture))
+        term.wait_for(lambda s: "GPU time" in s and "step_" in s, 120, "the table")
+        term.keys("q")
+        assert exit_status(term, rc_file, 30, "q") == "0"
+    finally:
+        term.kill()
+
+
+def test_the_bytes_the_viewer_writes_hold_no_control_character_of_a_name(tmp_path):
+    """The hostile names' own control sequences never reach the terminal: checked on every byte the viewer writes
+    to its pty, from start to quit, with the tree expanded (every name drawn)."""
+    capture = tmp_path / "hostile.hatchet"
+    capture.write_text(json.dumps(hostile_tree()))
+    script = Path(sys.executable).with_name("proton-tui")
+    main, side = os.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    env = {**{key: value for key, value in os.environ.items() if key not in ("TMUX", "COLUMNS", "LINES")},
+           "TERM": "xterm-256color"}
+    viewer = subprocess.Popen([str(script), "view", str(capture)], stdin=side, stdout=side, stderr=side, env=env,
+                              start_new_session=True)
+    os.close(side)
+    written = bytearray()
+
+    def read_until(wanted: bytes, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while wanted not in written:
+            assert time.monotonic() < deadline, f"{wanted!r} not written after {seconds} s: {bytes(written[-2000:])!r}"
+            if select.select([main], [], [], POLL_S)[0]:
+                try:
+                    written.extend(os.read(main, 65536))
+                except OSError:  # the viewer has closed the pty
+                    return
+
+    try:
+        read_until(b"GPU time", 30)
+        os.write(main, b"e")
+        read_until(rb"\x1b]0;PWNED\x07kernel", 15)  # the name drawn, escaped
+        os.write(main, b"q")
+        assert viewer.wait(timeout=30) == 0
+        while select.select([main], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            written.extend(chunk)
+    finally:
+        if viewer.poll() is None:
+            viewer.kill()
+        os.close(main)
+    for name in (*HOSTILE_NAMES, "scope\x1b[1mbold"):
+        for raw in re.finditer(r"[a-z0-9][^a-z0-9]+[a-z0-9]", name):  # a control run, with the letters around it
+            assert raw[0].encode() not in written, (name, raw[0])
+    assert "\u202e".encode() not in written and "\x9b".encode() not in written  # (Textual's own OSCs end in BEL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.cells import cell_len
 
 from proton_tui.hatchet import CaptureError, load_profile
@@ -203,3 +204,17 @@ async def test_scopes_without_kernels_are_shown_with_their_metrics(write_capture
         assert [table.profile.names[node] for node in table.model.rows] == ["ROOT", "step", "attention"]
         await pilot.press("down", "down")
         assert "bytes=4096, flops16=1000000000.0" in str(app.screen.query_one("#detail").render())
+
+
+async def test_a_defect_in_the_read_ends_the_app_as_a_crash():
+    """An exception no capture should cause, raised while the capture is read off the UI thread, is not swallowed
+    (a viewer saying "Reading…" forever): the app ends as for any crash, with the error."""
+
+    def finish():
+        raise RuntimeError("a defect in the reader")
+
+    app = ProtonApp(opening=Opening(Path("big.hatchet"), "Reading big.hatchet…", finish))
+    with pytest.raises(RuntimeError, match="a defect in the reader"):
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.5)
+    assert app.return_code == 1

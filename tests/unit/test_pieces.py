@@ -9,11 +9,12 @@ import random
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from proton_tui.hatchet import CaptureError, load_profile, loader, pieces, reader
+from proton_tui.hatchet import CaptureError, LoadCancelled, load_profile, loader, pieces, reader
 from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",
@@ -234,3 +235,68 @@ def test_msgspec_and_orjson_read_the_same(name):
     with reader.mapped(path) as data:
         structs, parsed = reader.load_whole(path, data, False), reader.load_parsed(path, data, False)
     assert_same(parsed, structs)
+
+
+def test_a_load_in_pieces_reports_progress_and_stops_when_cancelled(tmp_path, monkeypatch):
+    """The share read grows piece by piece to the whole file; a cancel between pieces raises LoadCancelled, and the
+    file can be read again afterwards."""
+    path = proton_file(tmp_path, wide_tree(groups=12))
+    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", path.stat().st_size // 6)
+    pending = loader.PendingLoad(path)
+    seen = []
+    real = pending._read_so_far
+
+    def read_so_far(done: int) -> None:
+        real(done)
+        seen.append(pending.bytes_read)
+
+    monkeypatch.setattr(pending, "_read_so_far", read_so_far)
+    profile = pending.finish()
+    pending.close()
+    assert len(seen) >= 2 and seen == sorted(seen) and 0 < seen[0] and seen[-1] < pending.size
+    assert pending.bytes_read == pending.size and profile.node_count == load_profile(path).node_count
+
+    pending = loader.PendingLoad(path)
+    monkeypatch.setattr(pending, "_read_so_far", lambda done: pending.cancel())
+    with pytest.raises(LoadCancelled):
+        pending.finish()
+    pending.close()
+    assert load_profile(path).node_count == profile.node_count
+
+
+def test_a_load_read_whole_stops_when_cancelled(tmp_path):
+    path = proton_file(tmp_path, wide_tree())
+    pending = loader.PendingLoad(path)
+    pending.cancel()
+    with pytest.raises(LoadCancelled):
+        pending.finish()
+    pending.close()
+
+
+def test_an_abandoned_load_never_returns(tmp_path, monkeypatch):
+    """Abandoned (the process is about to end), a load stops where it is and stays there: it neither returns nor
+    unwinds (unwinding would free what it built while the process tries to end)."""
+    path = proton_file(tmp_path, wide_tree(groups=12))
+    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", path.stat().st_size // 6)
+    pending = loader.PendingLoad(path)
+    monkeypatch.setattr(pending, "_read_so_far", lambda done: pending.cancel(abandon=True))
+    ended = []
+    thread = threading.Thread(target=lambda: ended.append(pending.finish()), daemon=True)
+    thread.start()
+    thread.join(1.0)
+    assert thread.is_alive() and not ended
+
+
+def test_a_mapped_capture_can_be_read_on_another_thread(tmp_path, monkeypatch):
+    """As the viewer reads it: mapped (with its read lease) on the main thread, read and released on another."""
+    path = proton_file(tmp_path, wide_tree())
+    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    pending = loader.PendingLoad(path)
+    done = []
+    thread = threading.Thread(target=lambda: done.append(pending.finish()))
+    thread.start()
+    thread.join(30)
+    pending.close()
+    assert [profile.node_count for profile in done] == [load_profile(path).node_count]

@@ -4,6 +4,8 @@ compare."""
 from __future__ import annotations
 
 import re
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,10 +23,10 @@ from ...diff import diff_profiles
 from ...export import export_text, format_for_path, write_export
 from ...filters import FilterError, ViewFilter
 from ...formatting import format_percent
-from ...hatchet import CaptureError, Profile, load_profile
+from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
 from ...names import Names, demangler_available
 from ...report import details_text, device_lines, header_line, kernel_details, node_details
-from ..messages import LoadFailed, NamesReady, Opening, ShowDiff, ShowRunLog
+from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
@@ -35,6 +37,10 @@ if TYPE_CHECKING:
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
 FILTER_DELAY_S = 0.3
+# How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
+# quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
+READING_SWITCH_S = 0.001
+PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
 FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
 
 EMPTY_EXPLANATION = (
@@ -67,6 +73,7 @@ class ProfileScreen(Screen):
         self.profile, self.run, self.opening = profile, run, opening
         self.view_filter = opening.view_filter if opening is not None else ViewFilter()
         self.filter_timer: Timer | None = None
+        self.progress_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -95,13 +102,44 @@ class ProfileScreen(Screen):
             self.title = f"proton-tui — {self.profile.path.name}"
             self.body_mounted()
 
-    async def finish_opening(self) -> None:
-        """Read the capture being opened (this screen is on the terminal, saying so) and show it."""
-        try:
-            self.profile = self.opening.finish()
-        except CaptureError as error:
-            self.post_message(LoadFailed(str(error)))
-            return
+    def finish_opening(self) -> None:
+        """Read the capture being opened (this screen is on the terminal, saying so) and show it once read. The read
+        runs on a daemon thread: the keys stay live meanwhile, and quitting never waits for it (the app's process
+        ends with the read under way; a thread of Textual's worker pool would be joined first)."""
+        opening = self.opening
+        switch_interval = sys.getswitchinterval()
+
+        def read() -> None:
+            try:
+                profile = opening.finish()
+            except CaptureError as error:
+                self.post_message(LoadFailed(str(error)))
+            except LoadCancelled:
+                pass
+            except Exception as error:  # a defect: raised again on the app's side, which ends as for any crash
+                self.post_message(ReadCrashed(error))
+            else:
+                self.post_message(Loaded(profile))
+            finally:
+                sys.setswitchinterval(switch_interval)
+
+        sys.setswitchinterval(READING_SWITCH_S)
+        self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
+        opening.loader = threading.Thread(target=read, name="capture-reader", daemon=True)
+        opening.loader.start()
+
+    @on(ReadCrashed)
+    def read_crashed(self, message: ReadCrashed) -> None:
+        raise message.error
+
+    def show_progress(self) -> None:
+        if fraction := self.opening.fraction_read():
+            self.query_one("#summary", Static).update(Text(f"{self.opening.label} {int(fraction * 100)} % read"))
+
+    @on(Loaded)
+    async def show_loaded(self, message: Loaded) -> None:
+        self.progress_timer.stop()
+        self.profile = message.profile
         self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
         table, body = self.query_one(ProfileTable), self.query("#table, #detail")
         if self.profile.is_root_only:
