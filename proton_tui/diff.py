@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import JSON_SCHEMA
 from .console import printable
 from .formatting import Column, aligned_row, format_count, format_delta, format_ratio, format_value, value_width
 from .hatchet import Profile
@@ -153,6 +154,7 @@ def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     kernel's `name` is exact, `readable_name` as people read it."""
     names = names or Names()
     return {
+        "schema": JSON_SCHEMA,
         "unit": diff.unit,
         "a": _side(diff.a),
         "b": _side(diff.b),

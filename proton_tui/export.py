@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import JSON_SCHEMA
 from .display import Display
 from .formatting import columns, kernel_cells, node_cells
 from .hatchet import Profile
-from .report import header_line, json_text, kernel_csv, kernel_records, tree_csv, tree_records
+from .report import header_line, json_text, json_unit, kernel_csv, kernel_records, tree_csv, tree_records
 
 FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}
 VIEWS = ("tree", "kernels")
@@ -62,8 +63,9 @@ def export_text(display: Display, *, view: str = "tree", fmt: str) -> str:
     profile = display.profile
     if fmt == "json":
         records = tree_records(display) if view == "tree" else kernel_records(display)
-        document = {"file": str(profile.path), "view": view, "unit": profile.unit, "sort": display.sort.key,
-                    "descending": display.descending, "total": profile.total, "rows": records}
+        document = {"schema": JSON_SCHEMA, "file": str(profile.path), "view": view, "unit": json_unit(profile),
+                    "sort": display.sort.key, "descending": display.descending, "total": profile.total,
+                    "rows": records}
         return json_text(document)
     if fmt == "csv":
         return tree_csv(display) if view == "tree" else kernel_csv(display)

@@ -109,9 +109,7 @@ def node_cells(profile: Profile, node: int) -> list[str]:
 
 def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
     """The numeric cells of one kernel-summary row, matching columns(profile)."""
-    unit, gbps = profile.unit, kernel.gbps
-    peaks = {profile.peak_bytes_per_s(device) for device in kernel.devices}
-    peak = peaks.pop() if len(peaks) == 1 else None
+    unit = profile.unit
     cells = [
         format_value(kernel.value, unit),
         format_percent(profile.percent(kernel.value)),
@@ -119,7 +117,7 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
         "" if kernel.avg is None else format_value(kernel.avg, unit),
     ]
     if profile.has_bytes:
-        cells += [format_gbps(gbps), format_percent(100.0 * gbps * 1e9 / peak if gbps and peak else None)]
+        cells += [format_gbps(kernel.gbps), format_percent(profile.kernel_peak_percent(kernel))]
     if len(profile.device_names()) > 1:
         cells.append(printable(",".join(kernel.devices)))
     return cells

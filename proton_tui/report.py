@@ -10,6 +10,7 @@ from typing import TextIO
 
 import orjson
 
+from . import JSON_SCHEMA
 from .console import printable, without_escapes
 from .display import Display
 from .formatting import (
@@ -173,25 +174,21 @@ def kernel_summary_text(display: Display, limit: int | None = None) -> str:
     return out.getvalue()
 
 
-def record_value_key(profile: Profile) -> str:
-    """The field that holds a record's value: time_ns, or cycles for instrumentation captures."""
-    return "time_ns" if profile.unit == "ns" else "cycles"
-
-
 def kernel_records(display: Display) -> list[dict]:
     """The kernel summary in display order as plain records: `name` exact as the capture has it, `readable_name`
-    as people read it."""
-    profile, value_key = display.profile, record_value_key(display.profile)
+    as people read it; `value` and `avg` in the document's unit."""
+    profile = display.profile
     return [
         {
             "name": kernel.name,
             "readable_name": display.names.readable_name(kernel.name),
-            value_key: kernel.value,
+            "value": kernel.value,
             "percent": round(profile.percent(kernel.value), 4),
             "launches": kernel.launches,
-            f"avg_{value_key}": kernel.avg,
+            "avg": kernel.avg,
             "bytes": kernel.bytes or None,
             "gbps": kernel.gbps,
+            "peak_percent": profile.kernel_peak_percent(kernel),
             "devices": list(kernel.devices),
         }
         for kernel in display.kernels()
@@ -199,18 +196,18 @@ def kernel_records(display: Display) -> list[dict]:
 
 
 def tree_records(display: Display) -> list[dict]:
-    """The tree's shown rows in display order as plain records."""
-    profile, value_key = display.profile, record_value_key(display.profile)
+    """The tree's shown rows in display order as plain records; `value` and `avg` in the document's unit."""
+    profile = display.profile
     return [
         {
             "depth": profile.depths[node],
             "path": profile.path_of(node, display.names.exact),
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
-            value_key: profile.inclusive[node],
+            "value": profile.inclusive[node],
             "percent": round(profile.percent(profile.inclusive[node]), 4),
             "launches": profile.launches[node],
-            f"avg_{value_key}": profile.avg(node) if profile.launches[node] else None,
+            "avg": profile.avg(node) if profile.launches[node] else None,
             "gbps": profile.gbps(node),
             "peak_percent": profile.peak_percent(node),
             "device": profile.devices[node] or None,
@@ -219,17 +216,24 @@ def tree_records(display: Display) -> list[dict]:
     ]
 
 
+def json_unit(profile: Profile) -> str | None:
+    """What every `value`/`avg` of a document is in: "ns", "cycles", or None when the capture has neither."""
+    return None if profile.unit == NO_UNIT else profile.unit
+
+
 def summary_json(display: Display) -> dict:
     """Metrics summary, totals and kernel summary in one document."""
     profile = display.profile
     return {
+        "schema": JSON_SCHEMA,
         "file": str(profile.path),
-        "unit": None if profile.unit == NO_UNIT else profile.unit,
+        "unit": json_unit(profile),
         "empty": profile.is_empty,
         "total": profile.total,
         "kernel_launches": profile.kernel_launches,
         "distinct_kernels": profile.kernel_count,
         "devices": profile.device_names(),
+        "device_totals": profile.device_totals(),
         "nodes": profile.node_count,
         "hidden_internal_nodes": profile.hidden_internal,
         "metrics_summary": profile.metrics_summary(),
@@ -243,25 +247,31 @@ def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
+    unit = json_unit(display.profile)
     for record in records:
-        row = {**record, "name": display.names.exact(record["name"])}
+        row = {**record, "name": display.names.exact(record["name"]), "unit": unit}
         if isinstance(row.get("devices"), list):
             row["devices"] = " ".join(row["devices"])
-        writer.writerow({key: without_escapes(value) if isinstance(value, str) else value
-                         for key, value in row.items()})
+        writer.writerow({key: _csv_cell(value) for key, value in row.items()})
     return out.getvalue()
+
+
+def _csv_cell(value):
+    """One number format: a whole number as an integer (39661509, not 39661509.0), any other float exactly as
+    Python writes it; text exact but for what could start a terminal control sequence."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return without_escapes(value) if isinstance(value, str) else value
 
 
 def kernel_csv(display: Display) -> str:
     """The kernel summary as CSV."""
-    value_key = record_value_key(display.profile)
-    fields = ["name", value_key, "percent", "launches", f"avg_{value_key}", "bytes", "gbps", "devices"]
+    fields = ["name", "value", "unit", "percent", "launches", "avg", "bytes", "gbps", "peak_percent", "devices"]
     return csv_text(display, kernel_records(display), fields)
 
 
 def tree_csv(display: Display) -> str:
     """The tree's shown rows as CSV."""
-    value_key = record_value_key(display.profile)
-    fields = ["depth", "path", "name", value_key, "percent", "launches", f"avg_{value_key}", "gbps",
-              "peak_percent", "device"]
+    fields = ["depth", "path", "name", "value", "unit", "percent", "launches", "avg", "gbps", "peak_percent",
+              "device"]
     return csv_text(display, tree_records(display), fields)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .. import __version__
+from .. import JSON_SCHEMA, __version__
 from ..hatchet import Profile
 from .command import Command, device_env
 from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout
@@ -194,6 +194,7 @@ class CheckReport:
 
     def to_json(self) -> dict:
         return {
+            "schema": JSON_SCHEMA,
             "tool": f"proton-tui {__version__}",
             "mode": "cpu" if self.cpu else "gpu",
             "python": self.python,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,16 +17,39 @@ VENDOR_VISIBLE_DEVICES = {"nvidia": "CUDA_VISIBLE_DEVICES", "amd": "ROCR_VISIBLE
 AMD_FORBIDDEN_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")  # Triton raises ValueError on AMD
 
 
+# How a finding's advice names each option: on the command line, and on the TUI's launch form.
+OPTION_NAMES = {
+    "python": ("--python", "the Interpreter field"),
+    "device": ("--device", "Device"),
+    "backend auto": ("--backend auto", "Backend auto"),
+    "backend instrumentation": ("--backend instrumentation", "Backend instrumentation"),
+    "mode env": ("--mode env", "Mode env"),
+    "no-profile": ("--no-profile", "'profile with Proton' switched off"),
+    "no-hook": ("--no-hook", "'triton hook' switched off"),
+    "cpu check": ("proton-tui check --cpu", "the CPU check (F2)"),
+}
+OPTION = re.compile("«([^»]+)»")
+
+
 @dataclass(frozen=True)
 class Finding:
-    """A rule that fired: ``refuse`` stops the run, ``warn`` is shown and the run goes ahead."""
+    """A rule that fired: ``refuse`` stops the run, ``warn`` is shown and the run goes ahead. Its text names options
+    as «name» (OPTION_NAMES): `message` words them as command-line flags, `form_message` as the form's controls."""
 
     level: str  # "refuse" or "warn"
-    message: str
+    text: str
 
     @property
     def refuses(self) -> bool:
         return self.level == "refuse"
+
+    @property
+    def message(self) -> str:
+        return OPTION.sub(lambda found: OPTION_NAMES[found[1]][0], self.text)
+
+    @property
+    def form_message(self) -> str:
+        return OPTION.sub(lambda found: OPTION_NAMES[found[1]][1], self.text)
 
 
 def resolve_backend(backend: str, info: InterpreterInfo) -> str | None:
@@ -51,7 +75,7 @@ def check_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[str, 
     found = _environment_rules(params, info) + (_profiler_rules(params, info, environ) if params.profile else [])
     if info.gpu_vendor == "amd":
         found += [Finding("warn", f"{var}={environ[var]} is removed for the run: Triton rejects it on AMD and "
-                                  "Proton ignores it; --device pins a GPU through ROCR_VISIBLE_DEVICES")
+                                  "Proton ignores it; «device» pins a GPU through ROCR_VISIBLE_DEVICES")
                   for var in AMD_FORBIDDEN_VARS if var in environ]
     return sorted(found, key=lambda finding: not finding.refuses)
 
@@ -60,13 +84,13 @@ def _environment_rules(params: RunParams, info: InterpreterInfo) -> list[Finding
     found = []
     if info.triton_version is None:
         found.append(Finding("refuse", f"triton does not import in {info.python}: {info.triton_error}; "
-                                       "run with an interpreter that has Triton (--python)"))
+                                       "run with an interpreter that has Triton («python»)"))
     if info.torch_version is None:
         found.append(Finding("refuse", f"torch does not import in {info.python}: {info.torch_error}; "
-                                       "the payload needs it (--python)"))
+                                       "the payload needs it («python»)"))
     if isinstance(params.device, int) and params.device >= info.gpu_count:
         seen = f"sees {info.gpu_count} GPU(s)" if info.gpu_count else "sees no GPU"
-        found.append(Finding("refuse", f"--device {params.device}: {info.python} {seen}"))
+        found.append(Finding("refuse", f"«device» {params.device}: {info.python} {seen}"))
     return found
 
 
@@ -75,37 +99,37 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
     backend, triton = params.backend, info.triton_version
     if triton is not None and not info.has_proton:
         found.append(Finding("refuse", f"Triton {triton} in {info.python} was built without Proton "
-                                       "(triton.profiler does not import); --no-profile runs the payload alone"))
+                                       "(triton.profiler does not import); «no-profile» runs the payload alone"))
     since = BACKEND_SINCE.get(backend)
     if triton is not None and since and not info.triton_at_least(since):
         found.append(Finding("refuse", f"backend {backend} needs Triton >= {since}; {info.python} has {triton}, "
                                        f"whose Proton rejects it (argparse invalid choice) before the payload "
-                                       f"runs; use --backend auto"))
+                                       f"runs; use «backend auto»"))
     if backend == "roctracer" and params.mode == "cli":
         found.append(Finding("refuse", "backend roctracer in cli mode is refused: Proton's CLI starts the HIP "
                                        "runtime only when -b is omitted, so on Triton <= 3.7 a pinned roctracer "
-                                       "records an empty tree and still exits 0; use --mode env (the payload "
-                                       "drives Proton) or --backend auto"))
+                                       "records an empty tree and still exits 0; use «mode env» (the payload "
+                                       "drives Proton) or «backend auto»"))
     if under_rocprofv3(environ) and backend != "instrumentation":
         found.append(Finding("refuse", "running under rocprofv3: Proton's AMD backends and rocprofv3 both "
-                                       "intercept HSA queues; run outside rocprofv3, or use --backend "
-                                       "instrumentation, the only one that coexists with it"))
+                                       "intercept HSA queues; run outside rocprofv3, or use "
+                                       "«backend instrumentation», the only one that coexists with it"))
     wanted_vendor = BACKEND_VENDOR.get(backend)
     if wanted_vendor and info.gpu_vendor and wanted_vendor != info.gpu_vendor:
         found.append(Finding("refuse", f"backend {backend} is for {wanted_vendor.upper()} GPUs and "
-                                       f"{info.python} sees {info.gpu_vendor.upper()} ones; use --backend auto"))
+                                       f"{info.python} sees {info.gpu_vendor.upper()} ones; use «backend auto»"))
     if backend == "instrumentation":
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
                                      "scopes: a plain kernel like vecadd yields an empty tree (ROOT only)"))
     if params.hook and params.mode == "cli" and triton is not None and version_between(info, "3.5.0", "3.6.0"):
         found.append(Finding("refuse", f"Proton's CLI in Triton {triton} cannot enable the triton hook (-k); "
-                                       "use --mode env or --no-hook"))
+                                       "use «mode env» or «no-hook»"))
     if params.device == "cpu":
-        found.append(Finding("warn", "--device cpu runs the Triton interpreter, which Proton cannot profile: "
-                                     "expect no capture; --no-profile runs the payload alone"))
+        found.append(Finding("refuse", "«device» cpu runs the Triton interpreter, which Proton cannot profile: "
+                                       "«no-profile» runs the payload alone, or «cpu check» checks it in seconds"))
     elif not info.gpu_vendor:
-        found.append(Finding("warn", f"{info.python} sees no GPU: Proton needs one and will most likely write no "
-                                     "capture; --no-profile runs the payload alone through the Triton interpreter"))
+        found.append(Finding("refuse", f"{info.python} sees no GPU, and Proton profiles only on one: «cpu check» "
+                                       "checks the payload through the Triton interpreter in seconds"))
     return found
 
 

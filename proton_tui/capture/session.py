@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .. import __version__
+from .. import JSON_SCHEMA, __version__
 from ..hatchet import CaptureError, Profile, load_profile
 from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
@@ -139,6 +139,7 @@ def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: Outpu
     params, info, signals = plan.params, plan.info, classifier.signals
     pinned = {key: value for key, value in command.env_changes.items() if key.endswith("VISIBLE_DEVICES")}
     return {
+        "schema": JSON_SCHEMA,
         "tool": f"proton-tui {__version__}",
         "run_dir": str(run_dir),
         "started_at": started_at.isoformat(timespec="seconds"),
@@ -159,7 +160,7 @@ def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: Outpu
         "device": signals.device,
         "device_requested": params.device,
         "device_pinning": pinned,
-        "findings": [asdict(finding) for finding in plan.findings],
+        "findings": [{"level": finding.level, "message": finding.message} for finding in plan.findings],
         "exit_code": process.exit_code,
         "ended_by": process.ended_by,
         "verdict": verdict.outcome.value,

@@ -5,6 +5,7 @@ configuration error."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ..capture.session import RunPlan, RunResult
 
 KERNEL_ROWS = 10
+GPU_SIZE, GPU_ITERS = "1M", "20"
 
 
 def register(app: typer.Typer) -> None:
@@ -25,8 +27,12 @@ def register(app: typer.Typer) -> None:
 
 
 def run(
-    size: Annotated[str, typer.Option("--size", help="Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20.")] = "1M",
-    iters: Annotated[str, typer.Option("--iters", help="Timed launches after the first (compile) launch.")] = "20",
+    size: Annotated[Optional[str], typer.Option(
+        "--size", help="Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20. (default: 1M; 4096 through the "
+                       "Triton interpreter)", show_default=False)] = None,
+    iters: Annotated[Optional[str], typer.Option(
+        "--iters", help="Timed launches after the first (compile) launch. (default: 20; 2 through the Triton "
+                        "interpreter)", show_default=False)] = None,
     block_size: Annotated[str, typer.Option("--block-size", help="Elements per program; a power of two.")] = "1024",
     backend: Annotated[str, typer.Option(
         "--backend", help="auto, cupti, roctracer, rocprofiler or instrumentation; auto lets Proton choose.")] = "auto",
@@ -48,16 +54,24 @@ def run(
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
     """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
+    from ..capture.check import CPU_ITERS, CPU_SIZE
     from ..capture.params import ParamError, RunParams
     from ..capture.probe import ProbeError
     from ..capture.session import plan_run
 
     try:
-        params = RunParams(size=size, iters=iters, block_size=block_size, backend=backend, context=context,
-                           mode=mode, hook=hook, python=python or sys.executable, device=device, output=output,
-                           name=name, profile=not no_profile, timeout=timeout, inject_bug=inject_bug,
-                           payload=payload)
+        params = RunParams(size=size or GPU_SIZE, iters=iters or GPU_ITERS, block_size=block_size, backend=backend,
+                           context=context, mode=mode, hook=hook, python=python or sys.executable, device=device,
+                           output=output, name=name, profile=not no_profile, timeout=timeout,
+                           inject_bug=inject_bug, payload=payload)
         plan = plan_run(params)
+        interpreted = params.device == "cpu" or not plan.info.gpu_vendor
+        if interpreted and not params.profile and (size is None or iters is None):  # sized for the interpreter
+            params = replace(params, size=size or CPU_SIZE, iters=iters or CPU_ITERS)
+            plan = plan_run(params)
+            typer.echo(f"proton-tui: note: no GPU: the payload runs through the Triton interpreter at "
+                       f"{params.size:,} elements × {params.iters} launches (--size, --iters: larger sizes take "
+                       "the interpreter tens of seconds)", err=True)
     except (ParamError, ProbeError, FileNotFoundError) as error:
         fail(str(error))
     for finding in plan.findings:  # refusals come first

@@ -264,6 +264,13 @@ class Profile:
         peak = self.peak_bytes_per_s(self.devices[node]) if achieved and self.devices[node] else None
         return 100.0 * achieved * 1e9 / peak if peak else None
 
+    def kernel_peak_percent(self, kernel: KernelStats) -> float | None:
+        """A kernel's achieved bandwidth as a percentage of its device's peak; None when unknown or when its
+        instances ran on devices of different peaks."""
+        peaks = {self.peak_bytes_per_s(device) for device in kernel.devices}
+        peak = peaks.pop() if len(peaks) == 1 else None
+        return 100.0 * kernel.gbps * 1e9 / peak if kernel.gbps and peak else None
+
     def node_metrics(self, node: int) -> dict:
         """The node's metrics as the capture has them (a plain kernel's are rebuilt from the arrays)."""
         metrics = self.metrics[node]

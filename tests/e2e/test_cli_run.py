@@ -129,20 +129,25 @@ def test_fail_exits_1(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(has_gpu, reason="on a GPU machine Proton captures: this checks the no-GPU outcome")
-def test_profiling_without_a_gpu_is_a_failed_run_with_the_reason(tmp_path):
+def test_profiling_without_a_gpu_is_refused_at_once(tmp_path):
+    """Proton cannot profile without a GPU: refused before anything runs (exit 2, no run folder), with the way to
+    check the payload on the CPU."""
     result = invoke(*TINY, output=tmp_path)
-    assert result.exit_code == 1
-    assert "proton-tui: warning: " in result.stderr and "sees no GPU" in result.stderr
-    assert ("verdict: no capture written: Proton failed before the payload started: RuntimeError: 0 active "
-            "drivers") in result.stdout
-    assert "hint: Triton found no GPU driver" in result.stdout
-    run_dir = only_run(tmp_path)
-    record = orjson.loads((run_dir / "run.json").read_bytes())
-    assert record["verdict"] == "no capture written" and record["exit_code"] == 1
-    assert record["backend_requested"] == "auto" and record["backend_resolved"] is None
-    assert record["capture"] == str(run_dir / "vecadd.hatchet") and record["metrics_summary"] is None
-    assert record["argv"][1:3] == ["-m", "triton.profiler.proton"]
-    assert "RuntimeError: 0 active drivers" in (run_dir / "stdout.log").read_text()
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("proton-tui: refused: ") and "sees no GPU" in line and "proton-tui check --cpu" in line
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(has_gpu, reason="on a GPU machine the payload runs on the GPU at its own size")
+def test_an_unprofiled_run_without_a_gpu_is_sized_for_the_interpreter(tmp_path):
+    """`run --no-profile` with no GPU: the defaults become the interpreter's (seconds, not ~40 s), and it says so."""
+    result = invoke("--no-profile", output=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "no GPU: the payload runs through the Triton interpreter at 4,096 elements × 2 launches" in result.stderr
+    record = orjson.loads((only_run(tmp_path) / "run.json").read_bytes())
+    assert record["params"]["size"] == 4096 and record["params"]["iters"] == 2 and record["verdict"] == "PASS"
 
 
 @pytest.mark.gpu

@@ -6,6 +6,7 @@ import pytest
 from textual.widgets import Button, Input, Switch
 
 from proton_tui.capture.params import RunParams
+from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.screens.form import FormScreen
 from proton_tui.tui.screens.run import RunScreen
@@ -40,7 +41,8 @@ async def test_form_validates_inline_and_disables_run(tmp_path, monkeypatch):
         await set_input(pilot, screen, "block_size", "1000")
         assert screen.query_one("#run", Button).disabled
         assert "not a power of two" in str(screen.query_one("#block_size-error").render())
-        assert "--block-size" in str(screen.query_one("#findings").render())
+        findings = str(screen.query_one("#findings").render())
+        assert findings.startswith("✗ Block size: 1000 is not a power of two") and "--" not in findings
         await set_input(pilot, screen, "block_size", "2^10")
         await set_input(pilot, screen, "size", "1M")
         assert str(screen.query_one("#block_size-error").render()) == ""
@@ -82,7 +84,9 @@ async def test_run_the_real_payload_on_cpu_streams_pass(tmp_path, monkeypatch):
         await pilot.pause()
         assert run_screen.result.verdict.passed, run_screen.result.verdict.message
         status = run_screen.status_text()
-        assert "PASS" in status and "max_abs_err=0.000e+00" in status
+        assert status.count("PASS") == 1 and "max_abs_err=0.000e+00" in status
+        offered = [key[2] for key in run_screen.query_one("KeyBar").keys]
+        assert "Back to form" in offered and not {"Cancel run", "View capture"} & set(offered)  # nothing to cancel or view
         log_text = "\n".join(run_screen.query_one("#run-log").lines)
         assert "vecadd: size=4096 iters=2 block_size=1024" in log_text and "vecadd: PASS" in log_text
         assert (run_screen.result.run_dir / "run.json").exists()
@@ -149,8 +153,9 @@ async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path)
         assert (run_screen.result.run_dir / "stdout.log").read_text().count("\n") == 100_000 + 3
 
 
-async def test_a_failed_run_gets_a_panel_with_its_remedy(tmp_path):
-    """No GPU here: a profiled run writes no capture, and the panel says so with what to do."""
+async def test_a_refused_run_gets_a_panel_with_its_remedy_in_the_forms_words(tmp_path):
+    """Profiling the Triton interpreter is refused: the panel says why and what to do, naming the form's controls
+    (not command-line flags)."""
     app = ProtonApp()
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(RunScreen(RunParams(size=1024, iters=1, device="cpu", profile=True, output=tmp_path)))
@@ -160,5 +165,51 @@ async def test_a_failed_run_gets_a_panel_with_its_remedy(tmp_path):
         await pilot.pause()
         panel = str(run_screen.query_one("#verdict-panel").render())
         assert run_screen.query_one("#verdict-panel").has_class("fail")
-        assert "no capture written" in panel and "→" in panel and "--no-profile" in panel
+        assert panel.startswith("refused configuration: Device cpu runs the Triton interpreter")
+        assert "'profile with Proton' switched off" in panel and "the CPU check (F2)" in panel and "--" not in panel
         assert isinstance(app.screen, RunScreen)  # no table to open: the log and the panel stay
+
+
+async def test_a_viewer_reached_from_the_form_goes_back_to_it(tmp_path, monkeypatch):
+    """From the form's sample capture: q, b and Escape (with no bar open) go back to the form, Escape with the
+    filter bar open closes the bar only; the key bar offers Back, not Quit; ctrl+q quits from the viewer."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await detected_launch(pilot)
+        for key in ("q", "b", "escape"):
+            await pilot.press("f3")
+            await pilot.pause()
+            assert isinstance(app.screen, ProfileScreen)
+            bar = app.screen.query_one("KeyBar")
+            assert ("q", "q", "Back", True) in bar.keys and not any(key[2] == "Quit" for key in bar.keys)
+            if key == "escape":
+                await pilot.press("f")
+                await pilot.pause()
+                await pilot.press("escape")
+                await pilot.pause()
+                assert isinstance(app.screen, ProfileScreen) and not app.screen.query_one("#filter-bar").display
+                app.screen.query_one(ProfileTable).focus()
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, FormScreen), key
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
+
+
+async def test_a_capture_opened_on_its_own_quits_with_q_and_offers_no_run_keys():
+    app = ProtonApp(load_profile(sample_capture()))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        bar = app.screen.query_one("KeyBar")
+        descriptions = [key[2] for key in bar.keys]
+        assert "Quit" in descriptions and not {"Back", "Run log", "Runs"} & set(descriptions)
+        await pilot.press("b", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ProfileScreen) and app.is_running
+        await pilot.press("q")
+        await pilot.pause()
+    assert not app.is_running

@@ -179,9 +179,16 @@ def test_old_cli_hook_and_backend_limits():
                for m in refusals(RunParams(python=PY, backend="instrumentation"), interpreter("3.4.0")))
 
 
-def test_no_gpu_warns_but_runs():
-    findings = check_rules(RunParams(python=PY), interpreter(vendor=None), {})
-    assert [f.level for f in findings] == ["warn"] and "no GPU" in findings[0].message
+def test_profiling_without_a_gpu_is_refused_with_the_way_to_the_cpu_check():
+    """The advice names the command line's options there, and the form's controls on the form."""
+    (finding,) = check_rules(RunParams(python=PY), interpreter(vendor=None), {})
+    assert finding.refuses and "sees no GPU" in finding.message
+    assert "proton-tui check --cpu" in finding.message and "the CPU check (F2)" in finding.form_message
+    (finding,) = check_rules(RunParams(python=PY, device="cpu"), interpreter(), {})
+    assert finding.refuses and "--no-profile" in finding.message and "--device cpu" in finding.message
+    assert finding.form_message.startswith("Device cpu runs the Triton interpreter")
+    assert "'profile with Proton' switched off" in finding.form_message and "--" not in finding.form_message
+    assert check_rules(RunParams(python=PY, profile=False), interpreter(vendor=None), {}) == []
 
 
 @pytest.mark.parametrize("text, parsed", [

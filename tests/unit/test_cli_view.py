@@ -14,6 +14,7 @@ import time
 import pytest
 
 import proton_tui
+from proton_tui.hatchet import load_profile
 from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
@@ -53,12 +54,27 @@ def test_json_has_metrics_and_kernel_summary():
     assert top["launches"] == 50 and top["gbps"] == pytest.approx(4400.4, abs=0.1)
 
 
+def test_json_keys_are_one_versioned_schema_whatever_the_unit(write_capture):
+    """Time and cycle captures give the same keys; the unit is a value. % of peak and per-device totals, which the
+    text outputs show, are there too."""
+    timed = json.loads(run_cli("view", str(capture_path("vecadd_hook")), "--json").stdout)
+    region = {"frame": {"name": "loop"}, "metrics": {"cycles": 5000, "count": 2}, "children": []}
+    cycled = json.loads(run_cli("view", str(write_capture([scope("ROOT", region), {}])), "--json").stdout)
+    assert timed["schema"] == cycled["schema"] == "proton-tui/1"
+    assert set(timed) == set(cycled) and (timed["unit"], cycled["unit"]) == ("ns", "cycles")
+    assert set(timed["kernels"][0]) == set(cycled["kernels"][0]) >= {"value", "avg", "peak_percent", "gbps"}
+    top = timed["kernels"][0]
+    peak = load_profile(capture_path("vecadd_hook")).peak_bytes_per_s("CUDA:0")
+    assert top["peak_percent"] == pytest.approx(100 * top["gbps"] * 1e9 / peak)
+    assert timed["device_totals"] == {"CUDA:0": pytest.approx(sum(k["value"] for k in timed["kernels"]))}
+
+
 def test_csv_is_the_kernel_summary():
     rows = list(csv.DictReader(io.StringIO(run_cli("view", str(capture_path("gpt2_shadow")), "--csv").stdout)))
     assert len(rows) == 50
     assert sum(int(row["launches"]) for row in rows) == 1439
-    times = [float(row["time_ns"]) for row in rows]
-    assert times == sorted(times, reverse=True)
+    times = [float(row["value"]) for row in rows]
+    assert times == sorted(times, reverse=True) and {row["unit"] for row in rows} == {"ns"}
 
 
 def test_empty_capture_is_said_plainly():

@@ -102,7 +102,8 @@ def test_limit_keeps_the_largest_changes():
 
 def test_json_document_shape():
     document = json.loads(json.dumps(diff_json(vecadd_diff())))
-    assert set(document) == {"unit", "a", "b", "delta", "ratio", "new", "gone", "kernels", "more_kernels"}
+    assert set(document) == {"schema", "unit", "a", "b", "delta", "ratio", "new", "gone", "kernels", "more_kernels"}
+    assert document["schema"] == "proton-tui/1"
     assert document["unit"] == "ns" and (document["new"], document["gone"], document["more_kernels"]) == (1, 0, 0)
     assert document["a"] == {"file": AUTO, "total": 67328, "kernel_launches": 26, "distinct_kernels": 5}
     assert document["b"]["total"] == 39104 and document["b"]["distinct_kernels"] == 6

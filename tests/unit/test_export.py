@@ -30,14 +30,15 @@ def markdown_table(text: str) -> list[list[str]]:
 def test_tree_csv_rows_in_display_order():
     profile = load_profile(capture_path("vecadd_auto"))
     rows = csv_rows(export_text(Display(profile), view="tree", fmt="csv"))
-    assert list(rows[0]) == ["depth", "path", "name", "time_ns", "percent", "launches", "avg_time_ns", "gbps",
+    assert list(rows[0]) == ["depth", "path", "name", "value", "unit", "percent", "launches", "avg", "gbps",
                              "peak_percent", "device"]
     assert [row["name"] for row in rows[:2]] == ["ROOT", "add_kernel"] and len(rows) == 6
     add = rows[1]
-    assert (add["depth"], add["path"], float(add["time_ns"]), add["launches"]) == ("1", "add_kernel", 46112, "20")
-    assert float(add["avg_time_ns"]) == pytest.approx(2305.6) and float(add["percent"]) == pytest.approx(68.488, 1e-4)
+    assert (add["depth"], add["path"], add["value"], add["unit"], add["launches"]) == \
+        ("1", "add_kernel", "46112", "ns", "20")  # a whole number written as one, as every count is
+    assert add["avg"] == "2305.6" and float(add["percent"]) == pytest.approx(68.488, 1e-4)
     assert add["device"] == "CUDA:0" and add["gbps"] == ""
-    times = [float(row["time_ns"]) for row in rows[1:]]
+    times = [float(row["value"]) for row in rows[1:]]
     assert times == sorted(times, reverse=True)
 
 
@@ -47,7 +48,7 @@ def test_tree_sort_keys(sort_key):
     rows = csv_rows(export_text(Display(profile, sort=sort_key), fmt="csv"))
     optimizer = [row for row in rows if row["path"].startswith("step / optimizer / ")]
     assert len(optimizer) > 3
-    keys = {"launches": lambda r: -int(r["launches"]), "avg": lambda r: -float(r["avg_time_ns"] or 0),
+    keys = {"launches": lambda r: -int(r["launches"]), "avg": lambda r: -float(r["avg"] or 0),
             "name": lambda r: r["name"]}
     assert optimizer == sorted(optimizer, key=keys[sort_key])
 
@@ -57,7 +58,7 @@ def test_tree_keeps_only_shown_rows_and_filtered_percentages():
     rows = json.loads(export_text(Display(profile, visible=profile.visible(max_depth=2)), fmt="json"))["rows"]
     assert [(row["depth"], row["path"]) for row in rows] == [(0, "ROOT"), (1, "step"), (2, "step / forward")]
     assert rows[0]["percent"] < 100  # a share of the whole capture, also in the filtered view
-    assert rows[0]["time_ns"] == rows[2]["time_ns"]
+    assert rows[0]["value"] == rows[2]["value"]
 
 
 def test_tree_json_has_bandwidth_and_peak():
@@ -120,11 +121,17 @@ def test_machine_formats_keep_names_as_written(view, fmt, write_capture):
     assert rows[-1]["name"] == NASTY
 
 
-def test_cycles_capture_names_its_columns(write_capture):
+def test_cycles_capture_keeps_the_columns_and_names_its_unit(write_capture):
+    """The same keys whatever the unit (scripts read them): the unit is a value, not a column name."""
     region = {"frame": {"name": "loop", "type": "function"}, "metrics": {"cycles": 5000, "count": 2}, "children": []}
     profile = load_profile(write_capture([scope("ROOT", region), {}]))
-    assert list(csv_rows(export_text(Display(profile), fmt="csv"))[0])[3:7] == ["cycles", "percent", "launches", "avg_cycles"]
-    assert "cycles" in csv_rows(export_text(Display(profile), view="kernels", fmt="csv"))[0]
+    rows = csv_rows(export_text(Display(profile), fmt="csv"))
+    assert list(rows[0])[3:8] == ["value", "unit", "percent", "launches", "avg"] and rows[1]["unit"] == "cycles"
+    assert rows[1]["value"] == "5000" and rows[1]["avg"] == "2500"
+    kernels = csv_rows(export_text(Display(profile), view="kernels", fmt="csv"))
+    assert list(kernels[0])[:3] == ["name", "value", "unit"] and kernels[0]["unit"] == "cycles"
+    document = json.loads(export_text(Display(profile), fmt="json"))
+    assert document["schema"] == "proton-tui/1" and document["unit"] == "cycles" and "value" in document["rows"][0]
     assert markdown_table(export_text(Display(profile), view="kernels", fmt="md"))[2][0] == "5,000 cyc"
 
 

@@ -43,6 +43,9 @@ FIELDS = {
     "block_size": ("Block size (power of two)", "1024", lambda v: parse_count("--block-size", v, power_of_two=True)),
 }
 
+FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
+               "--device": "Device", "--timeout": "Timeout"}
+
 
 class Detected(Message):
     """The workload's interpreter answered the probe (or failed to)."""
@@ -193,16 +196,17 @@ class FormScreen(Screen):
         run = self.query_one("#run", Button)
         try:
             params = self.form_params()
-        except ParamError as error:
-            self.query_one("#findings", Static).update(Text(f"✗ {error}", style="bold red"))
+        except ParamError as error:  # named by the form's label for that option, not by its flag
+            label = FORM_LABELS.get(error.flag, error.flag)
+            self.query_one("#findings", Static).update(Text(f"✗ {label}: {error.reason}", style="bold red"))
             run.disabled = True
             return
         for button in self.query_one("#backend", RadioSet).query(RadioButton):
             refusals = [f for f in self.findings_for(replace(params, backend=button.name)) if f.refuses]
-            button.tooltip = refusals[0].message if refusals and params.profile else None
+            button.tooltip = refusals[0].form_message if refusals and params.profile else None
             button.disabled = button.tooltip is not None and button.name != params.backend
         findings = self.findings_for(params)
-        lines = [f"{'✗' if f.refuses else '!'} {f.message}" for f in findings]
+        lines = [f"{'✗' if f.refuses else '!'} {f.form_message}" for f in findings]
         if params.profile:
             lines += [
                 f"· {button.name} unavailable: {button.tooltip}"

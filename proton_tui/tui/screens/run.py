@@ -70,9 +70,9 @@ class RunScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "cancel":
-            return self.running or None
+            return self.running
         if action == "view":
-            return (self.result is not None and self.result.profile is not None) or None
+            return self.result is not None and self.result.profile is not None and not self.result.profile.is_empty
         if action == "back":
             return (not self.running) or None
         return True
@@ -86,11 +86,12 @@ class RunScreen(Screen):
         except (ProbeError, FileNotFoundError) as error:
             self.post_message(RunFinished(None, f"could not start: {error}"))
             return
-        if plan.refusal:
-            self.post_message(RunFinished(None, plan.refusal.message))
+        refusals = [finding.form_message for finding in plan.findings if finding.refuses]
+        if refusals:  # worded for the form, as the findings are there
+            self.post_message(RunFinished(None, "refused configuration: " + "; ".join(refusals)))
             return
-        for warning in plan.warnings:
-            self.on_lines([f"proton-tui: warning: {warning}"])
+        for finding in plan.findings:
+            self.on_lines([f"proton-tui: warning: {finding.form_message}"])
         result = await execute_run(plan, self.on_lines, stop=self.stop, on_start=self.on_start)
         self.post_message(RunFinished(result))
 
@@ -121,7 +122,7 @@ class RunScreen(Screen):
             parts.append(f"device {signals.device}")
         if signals.max_abs_err is not None:
             parts.append(f"max_abs_err={signals.max_abs_err:.3e}")
-        if signals.result:
+        if signals.result and self.result is None:  # once finished, the state is the verdict
             parts.append(signals.result)
         return "  ·  ".join(parts)
 

@@ -55,15 +55,17 @@ class ProfileScreen(Screen):
     """A capture's header, its kernel-time table and the selected row's details; with the run that made it."""
 
     BINDINGS = [
-        Binding("q", "app.quit", "Quit"),
+        Binding("q", "back", "Back"),
+        Binding("q", "quit", "Quit"),
+        Binding("b", "back", "Back", show=False),
         Binding("f", "filter", "Filter"),
         Binding("slash", "search", "Search"),
         Binding("F", "clear_filter", "Clear filter", show=False),
-        Binding("escape", "close_bars", "Close bar", show=False),
+        Binding("escape", "escape", "Close bar / back", show=False),
         Binding("x", "export", "Export"),
         Binding("m", "compare", "Compare"),
         Binding("l", "log", "Run log"),
-        Binding("f4", "app.show_runs", "Runs"),
+        Binding("f4", "runs", "Runs"),
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
@@ -157,9 +159,21 @@ class ProfileScreen(Screen):
             self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
 
+    @property
+    def reached_from_elsewhere(self) -> bool:
+        """Opened from another screen (the form, a run, the runs list), which `back` returns to; else the app is
+        this viewer alone (`proton-tui view FILE`)."""
+        return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "back":
+            return self.reached_from_elsewhere
+        if action == "quit":
+            return not self.reached_from_elsewhere
         if action == "log":
-            return (self.run is not None) or None
+            return self.run is not None
+        if action == "runs":
+            return self.reached_from_elsewhere or self.run is not None
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare"):
             return (self.profile is not None and not self.profile.is_root_only) or None
         return True
@@ -229,6 +243,22 @@ class ProfileScreen(Screen):
         for bar in self.query(".bar"):
             bar.display = False
         self.query_one(ProfileTable).focus()
+
+    def action_escape(self) -> None:
+        """Close an open bar; with none open, back to where the viewer was opened from."""
+        if any(bar.display for bar in self.query(".bar")):
+            self.action_close_bars()
+        elif self.reached_from_elsewhere:
+            self.action_back()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+    def action_runs(self) -> None:
+        self.app.action_show_runs()
 
     def action_clear_filter(self) -> None:
         if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
