@@ -375,7 +375,7 @@ def markdown(results: dict) -> str:
         "is posted after that and timed until its action has run, what it posted has been handled and the screen is "
         "repainted (no harness sleeps: `tui_child.py`). Loaded nodes exclude the hidden `__proton_launch_metadata` "
         "leaves. ³ each since the previous column, as `view` runs them: the file checked and mapped and the TUI "
-        "imported; then the viewer's first screen (\"Reading …\") drawn and the capture read (from 256 MB in "
+        "imported; then the viewer's first screen (\"Reading …\") drawn and the capture read (from 128 MB in "
         "pieces). ² the TUI child's user+sys CPU time at the moment it was interactive: less sensitive than wall "
         "time to other load on the machine. Peak RSS is the process's (wait4): the viewer runs in one process. "
         f"1-minute load average before the runs: {load_range(results)}.",
