@@ -6,7 +6,16 @@ from dataclasses import dataclass
 
 from . import JSON_SCHEMA
 from .console import printable
-from .formatting import Column, aligned_row, format_count, format_delta, format_ratio, format_value, value_width
+from .formatting import (
+    Column,
+    aligned_row,
+    counted,
+    format_count,
+    format_delta,
+    format_ratio,
+    format_value,
+    value_width,
+)
 from .hatchet import Profile
 from .names import Names
 
@@ -136,7 +145,7 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     for kernel in diff.kernels[:limit]:
         lines.append(aligned_row(kernel_diff_cells(kernel, diff.unit), cols, names.shown(kernel.name)))
     if limit is not None and len(diff.kernels) > limit:
-        lines.append(f"(+{len(diff.kernels) - limit} more kernels)")
+        lines.append(f"(+{counted(len(diff.kernels) - limit, 'more kernel')})")
     return "\n".join(lines) + "\n"
 
 

@@ -78,6 +78,15 @@ def export_text(display: Display, *, view: str = "tree", fmt: str) -> str:
     return _markdown(profile, [*titles, "kernel"], rows)
 
 
+def fresh_path(folder: Path, stem: str, suffix: str) -> Path:
+    """`folder/stem+suffix`, or with -2, -3, … before the suffix when that name is taken: a name nothing has yet."""
+    path, number = folder / f"{stem}{suffix}", 1
+    while path.exists() or path.is_symlink():
+        number += 1
+        path = folder / f"{stem}-{number}{suffix}"
+    return path
+
+
 def write_export(path: str | Path, text: str) -> Path:
     """Write an export to a new file. Raises FileExistsError when the path exists (nothing is ever replaced) and
     OSError for any other failure, each with a one-line message that names the path."""

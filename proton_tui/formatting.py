@@ -32,6 +32,11 @@ def format_count(count: int) -> str:
     return f"{count:,}"
 
 
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: "1 kernel", "2 kernels", "16,415,098 launches"."""
+    return f"{format_count(count)} {word if count == 1 else plural or word + 's'}"
+
+
 def format_percent(percent: float | None) -> str:
     return "" if percent is None else f"{percent:.1f}%"
 

@@ -16,6 +16,7 @@ from .display import Display
 from .formatting import (
     aligned_row,
     columns,
+    counted,
     format_count,
     format_gbps,
     format_percent,
@@ -74,8 +75,13 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
         rows.append(("bandwidth", bandwidth))
     rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
              for key, value in profile.tflops(node).items()]
-    raw = ", ".join(f"{key}={value}" for key, value in sorted(profile.node_metrics(node).items()))
-    rows.append(("metrics", raw or NO_METRICS_NOTE))
+    metrics = profile.node_metrics(node)
+    raw = ", ".join(f"{key}={value}" for key, value in sorted(metrics.items()))
+    if node == 0 and raw and not any(metrics.values()):  # Proton's zeros on ROOT: the time above is computed
+        rows.append(("Proton's hints", f"{raw} (placeholders Proton writes on ROOT; the totals above are the "
+                                         "sums of its children)"))
+    else:
+        rows.append(("metrics", raw or NO_METRICS_NOTE))
     rows.append(("path", profile.path_of(node, display.names.shown)))
     return rows
 
@@ -121,8 +127,8 @@ def header_line(profile: Profile) -> str:
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
     devices = ", ".join(profile.device_names()) or "no device listed"
     return printable(
-        f"{name}  {label} {total}  {format_count(profile.kernel_launches)} launches  "
-        f"{profile.kernel_count} kernels  devices: {devices}"
+        f"{name}  {label} {total}  {counted(profile.kernel_launches, 'launch', 'launches')}  "
+        f"{counted(profile.kernel_count, 'kernel')}  devices: {devices}"
     )
 
 
@@ -165,7 +171,7 @@ def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator
     for kernel in kernels[:limit]:
         yield aligned_row(kernel_cells(profile, kernel), cols, display.names.shown(kernel.name))
     if limit is not None and len(kernels) > limit:
-        yield f"(+{len(kernels) - limit} more kernels)"
+        yield f"(+{counted(len(kernels) - limit, 'more kernel')})"
 
 
 def kernel_summary_text(display: Display, limit: int | None = None) -> str:

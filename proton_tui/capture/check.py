@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import JSON_SCHEMA, __version__
+from ..formatting import counted
 from ..hatchet import Profile
 from .command import Command, device_env
 from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout
@@ -259,8 +260,8 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
         indices = wanted if wanted is not None else list(range(info.gpu_count))
         for index in indices:
             if index >= info.gpu_count:
-                raise ParamError("--gpus", f"GPU {index} is not visible: {python} sees {info.gpu_count} GPU(s), "
-                                           f"0..{info.gpu_count - 1}")
+                seen = counted(info.gpu_count, "GPU")
+                raise ParamError("--gpus", f"GPU {index} is not visible: {python} sees {seen}, 0..{info.gpu_count - 1}")
     for index in bugged:
         if index not in indices:
             raise ParamError("--inject-bug", f"{index} is not one of the check's runs")
@@ -462,8 +463,8 @@ def report_notes(report: CheckReport) -> list[str]:
     """What the report says under its table: where the numbers come from, what failed, and the result."""
     lines = []
     if report.cpu:
-        lines.append(f"interpreter check (--cpu): {len(report.rows)} run(s) of size {report.size}, "
-                     f"{report.iters} iteration(s); bandwidth is not measured through the interpreter")
+        lines.append(f"interpreter check (--cpu): {counted(len(report.rows), 'run')} of size {report.size}, "
+                     f"{counted(report.iters, 'iteration')}; bandwidth is not measured through the interpreter")
     else:
         sources = sorted({row.gbps_source for row in report.rows if row.gbps_source})
         lines.append(f"size {report.size} elements, {report.iters} iterations; GB/s from "

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..formatting import counted
 from .params import RunParams
 from .probe import InterpreterInfo
 
@@ -89,7 +90,7 @@ def _environment_rules(params: RunParams, info: InterpreterInfo) -> list[Finding
         found.append(Finding("refuse", f"torch does not import in {info.python}: {info.torch_error}; "
                                        "the payload needs it («python»)"))
     if isinstance(params.device, int) and params.device >= info.gpu_count:
-        seen = f"sees {info.gpu_count} GPU(s)" if info.gpu_count else "sees no GPU"
+        seen = f"sees {counted(info.gpu_count, 'GPU')}" if info.gpu_count else "sees no GPU"
         found.append(Finding("refuse", f"«device» {params.device}: {info.python} {seen}"))
     return found
 

@@ -79,7 +79,7 @@ def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
         rc_file = start_proton_tui(term, tmp_path, "--output", str(runs))
 
         # The form probes the workload's interpreter (imports torch) before it says what it found.
-        term.wait_for(lambda s: "no GPU found" in s or "GPU(s):" in s, 90, "the interpreter's detection")
+        term.wait_for(lambda s: "no GPU found" in s or re.search(r"\d+ \w+ GPUs?:", s), 90, "the interpreter's detection")
         assert "Triton 3.6.0" in term.screen()
 
         type_into(term, "Size (elements)", "4096")

@@ -135,3 +135,19 @@ async def test_multi_device_columns_totals_and_warning():
         assert "merges same-named kernels" in summary and "not CUDA:0" in summary
         gpu0_kernel = next(r for r, n in enumerate(table.model.rows) if table.profile.devices[n] == "CUDA:0")
         assert table.model.text(gpu0_kernel, 140).rstrip().endswith("CUDA:0")
+
+
+async def test_export_suggests_a_fresh_name_each_time_and_says_where_it_went(tmp_path, monkeypatch):
+    """Accepting the suggested name twice writes two files (the second suggestion is a name not taken yet), and the
+    toast names the whole path."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(load_profile(capture_path("vecadd_auto")))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        for expected in ("vecadd_auto-kernels.csv", "vecadd_auto-kernels-2.csv"):
+            await pilot.press("k", "x") if expected.endswith("s.csv") else await pilot.press("x")
+            assert isinstance(app.screen, PathDialog)
+            assert app.screen.query_one("#path").value == expected
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ProfileScreen) and (tmp_path / expected).is_file()
+            assert any(str(tmp_path / expected) in note.message for note in app._notifications)

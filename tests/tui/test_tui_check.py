@@ -58,7 +58,7 @@ async def test_cpu_check_on_two_jobs_passes_row_by_row(tmp_path, monkeypatch):
             assert row["RESULT"] == "PASS", (label, row, log_text(screen))
             assert row["MAX_ABS_ERR"] == "0.000e+00" and row["GB/S"] == "n/a" and row["FLAG"] == ""
         status = str(screen.query_one("#check-status").render())
-        assert status.startswith("PASS") and "all 2 run(s) passed" in status
+        assert status.startswith("PASS") and "all 2 runs passed" in status
         assert "check: PASS: 2 of 2 runs passed, none flagged" in str(screen.query_one("#check-result").render())
         text = log_text(screen)
         assert "[cpu0] vecadd: PASS" in text and "[cpu1] vecadd: PASS" in text

@@ -34,6 +34,7 @@ from ...capture.check import (
 )
 from ...capture.params import ParamError
 from ...capture.probe import ProbeError
+from ...formatting import counted
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.verdict import VerdictPanel
@@ -193,12 +194,12 @@ class CheckScreen(Screen):
             if self.plan is None:
                 return f"planning  ·  {elapsed:.1f} s  ·  probing the interpreter"
             state = "cancelling" if self.stop.is_set() else "running"
-            return f"{state}  ·  {elapsed:.1f} s  ·  {len(self.rows)} of {len(self.plan.slots)} {what}(s) done"
+            return f"{state}  ·  {elapsed:.1f} s  ·  {len(self.rows)} of {counted(len(self.plan.slots), what)} done"
         count = len(report.rows)
         if self.stop.is_set():
             verdict = f"CANCELLED  ·  {count - len(report.failed)} of {count} passed before the cancel"
         elif report.exit_code == 0:
-            verdict = f"PASS  ·  all {count} {what}(s) passed, none flagged"
+            verdict = f"PASS  ·  {'the' if count == 1 else 'all'} {counted(count, what)} passed, none flagged"
         else:
             verdict = f"FAIL  ·  {len(report.failed)} of {count} failed, {len(report.flagged)} flagged"
         parts = [verdict, f"{elapsed:.1f} s"]

@@ -19,6 +19,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select,
 from ...capture.params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_size
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
+from ...formatting import counted
 from ..widgets.key_bar import KeyBar
 
 
@@ -159,7 +160,7 @@ class FormScreen(Screen):
         triton = f"Triton {info.triton_version}" if info.triton_version else f"no Triton ({info.triton_error})"
         torch = f"torch {info.torch_version}" if info.torch_version else "no torch"
         if info.gpu_count:
-            gpus = f"{info.gpu_count} {info.gpu_vendor} GPU(s): {', '.join(info.gpu_names)}"
+            gpus = f"{counted(info.gpu_count, info.gpu_vendor + ' GPU')}: {', '.join(info.gpu_names)}"
         else:
             gpus = ("no GPU found: Proton needs one. Run the CPU check (payload through the Triton interpreter, "
                     "no profile) or open the sample capture from an H200")

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...formatting import counted
 from ..messages import OpenRun
 from ..widgets.key_bar import KeyBar
 
@@ -29,7 +30,8 @@ class RunsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         runs = self.runs
-        yield Static(Text(f"{len(runs)} run(s) this session" if runs else "No run yet this session."), id="summary")
+        yield Static(Text(f"{counted(len(runs), 'run')} this session" if runs else "No run yet this session."),
+                     id="summary")
         yield OptionList(*[Option(Text(run.list_label(i + 1)), id=str(i)) for i, run in enumerate(runs)])
         yield KeyBar()
 

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
 from ...diff import diff_profiles
-from ...export import export_text, format_for_path, write_export
+from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
 from ...formatting import format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
@@ -320,11 +320,11 @@ class ProfileScreen(Screen):
     def action_export(self) -> None:
         table = self.query_one(ProfileTable)
         view = "kernels" if table.show_kernels else "tree"
-        suggested = f"{self.profile.path.stem}-{view}.csv"
+        suggested = fresh_path(Path("."), f"{self.profile.path.stem}-{view}", ".csv").name  # in the working folder
 
         def write(path: str | None) -> None:
             if path:
-                self.notify(f"Exported the {view} view to {path}", timeout=4, markup=False)
+                self.notify(f"Exported the {view} view to {Path(path).resolve()}", timeout=6, markup=False)
 
         self.app.push_screen(
             PathDialog(

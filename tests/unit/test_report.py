@@ -1,0 +1,27 @@
+"""The header and detail lines people read: plurals, and ROOT's placeholder metrics."""
+
+from __future__ import annotations
+
+from proton_tui.display import Display
+from proton_tui.formatting import counted
+from proton_tui.hatchet import load_profile
+from proton_tui.names import Names
+from proton_tui.report import header_line, node_details
+from tests.helpers import capture_path, kernel, scope
+
+
+def test_counts_take_the_noun_in_the_right_number(write_capture):
+    one = load_profile(write_capture([scope("ROOT", kernel("add", 100, count=1)), {}]))
+    assert header_line(one).endswith("GPU time 100 ns  1 launch  1 kernel  devices: CUDA:0")
+    two = load_profile(write_capture([scope("ROOT", kernel("add", 100, count=2), kernel("mul", 5)), {}]))
+    assert "  3 launches  2 kernels  " in header_line(two)
+    assert (counted(0, "run"), counted(1, "GPU"), counted(16_415_098, "launch", "launches")) == \
+        ("0 runs", "1 GPU", "16,415,098 launches")
+
+
+def test_roots_zero_metrics_are_labelled_as_protons_placeholders():
+    profile = load_profile(capture_path("vecadd_hook"))
+    details = dict(node_details(Display(profile, Names()), 0))
+    assert "metrics" not in details
+    assert details["Proton's hints"].startswith("bytes=0, count=0,") and "placeholders" in details["Proton's hints"]
+    assert "metrics" in dict(node_details(Display(profile, Names()), 1))
