@@ -3,6 +3,7 @@ columns, each as wide as its widest cell can be, so no view ever cuts a digit.""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from .console import printable
@@ -35,6 +36,26 @@ def format_count(count: int) -> str:
 def counted(count: int, word: str, plural: str | None = None) -> str:
     """A count with its noun in the right number: "1 kernel", "2 kernels", "16,415,098 launches"."""
     return f"{format_count(count)} {word if count == 1 else plural or word + 's'}"
+
+
+def wrap_parts(text: str, width: int) -> str:
+    """Each line of `text`, whose parts are separated by two spaces, wrapped to `width` between parts; a part wider
+    than that is wrapped between its words (a word, a number, is never split)."""
+    out = []
+    for line in text.split("\n"):
+        current = ""
+        parts = line.split("  ")
+        if width > 0 and any(len(part) > width for part in parts):
+            parts = [piece for part in parts for piece in
+                     (textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [part])]
+        for part in parts:
+            if current and len(current) + 2 + len(part) > width:
+                out.append(current)
+                current = part
+            else:
+                current = f"{current}  {part}" if current else part
+        out.append(current)
+    return "\n".join(out)
 
 
 def format_percent(percent: float | None) -> str:

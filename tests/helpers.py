@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from importlib.metadata import version
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCRIPTS = Path(__file__).parent / "scripts"  # small programs that crash, hang or flood, to test the runner
 REPO = Path(__file__).resolve().parents[1]
+
+TRITON_VERSION = version("triton")  # the Triton the suite runs the payload with (any of 3.6 to 3.9)
 
 
 def capture_path(name: str) -> Path:

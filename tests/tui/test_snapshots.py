@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.widgets import Input
 
 from proton_tui.hatchet import load_profile
@@ -77,3 +78,15 @@ def test_filter_bar(snap_compare):
         await pilot.pause()
 
     assert snap_compare(viewer("gpt2_shadow"), run_before=run_before, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_viewer_at_the_smallest_and_a_large_terminal(snap_compare, size):
+    """The sample capture expanded, a kernel selected: whole columns left out at 80 columns, the name keeping 30
+    cells or more, the key bar's most used keys and help always there."""
+    assert snap_compare(viewer("sample"), run_before=settle("e", "down"), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(snap_compare, size):
+    assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)

@@ -13,7 +13,7 @@ from proton_tui.tui.screens.run import RunScreen
 from proton_tui.tui.screens.runs import RunsScreen
 from proton_tui.tui.screens.viewer import ProfileScreen
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import SCRIPTS, payload_processes, wait_for
+from tests.helpers import SCRIPTS, TRITON_VERSION, payload_processes, wait_for
 
 SIZE = (120, 40)
 
@@ -37,7 +37,7 @@ async def test_form_validates_inline_and_disables_run(tmp_path, monkeypatch):
     app = ProtonApp()
     async with app.run_test(size=SIZE) as pilot:
         screen = await detected_launch(pilot)
-        assert "Triton 3.6.0" in str(screen.query_one("#detection").render())
+        assert f"Triton {TRITON_VERSION}" in str(screen.query_one("#detection").render())
         await set_input(pilot, screen, "block_size", "1000")
         assert screen.query_one("#run", Button).disabled
         assert "not a power of two" in str(screen.query_one("#block_size-error").render())
@@ -62,7 +62,10 @@ async def test_no_gpu_form_offers_cpu_check_and_marks_backends(tmp_path, monkeyp
         screen.query_one("#profile", Switch).value = True
         await pilot.pause()
         findings = str(screen.query_one("#findings").render())
-        assert "rocprofiler unavailable: backend rocprofiler needs Triton >= 3.8.0" in findings
+        assert "sees no GPU, and Proton profiles only on one: the CPU check (F2)" in findings
+        assert screen.query_one("#run", Button).disabled
+        if not screen.info.triton_at_least("3.8.0"):  # the version's own reason comes first for that backend
+            assert "rocprofiler unavailable: backend rocprofiler needs Triton >= 3.8.0" in findings
         buttons = {button.name: button for button in screen.query("#backend RadioButton")}
         assert buttons["rocprofiler"].disabled and not buttons["auto"].disabled
 
@@ -213,3 +216,25 @@ async def test_a_capture_opened_on_its_own_quits_with_q_and_offers_no_run_keys()
         await pilot.press("q")
         await pilot.pause()
     assert not app.is_running
+
+
+async def test_the_form_is_usable_at_80_by_24(tmp_path, monkeypatch):
+    """Every control is whole within 80 columns (the device choice on one line, both switches there), and one
+    that is below the fold scrolls into view when focused."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await detected_launch(pilot)
+        for selector in ("#size", "#iters", "#block_size", "#device", "#python", "#profile", "#hook", "#backend",
+                         "#context", "#mode", "#run", "#cpu-check", "#sample"):
+            widget = screen.query_one(selector)
+            assert widget.region.width > 0 and widget.region.right <= 80, (selector, widget.region)
+        assert screen.query_one("#device").region.height == 3  # "auto" on one line, not split over two
+        for selector in ("#hook", "#mode"):
+            screen.query_one(selector).focus()
+            await pilot.pause()
+            await pilot.wait_for_scheduled_animations()  # the form scrolls to the focused control
+            region = screen.query_one(selector).region
+            assert region.y >= 0 and region.bottom <= 23, (selector, region)  # above the key bar
+        bar = [key[2] for key in screen.query_one("KeyBar").keys]
+        assert "Help" in bar and "Run" in bar

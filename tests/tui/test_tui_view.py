@@ -113,6 +113,21 @@ async def test_help_lists_the_keys_and_closes():
     assert app.return_code == 0
 
 
+def test_a_narrow_terminal_leaves_out_the_least_needed_columns_before_starving_the_name():
+    """At 80 columns (78 inside the scrollbar) a capture with bandwidth keeps time, %, launches and GB/s and the name
+    keeps at least 30 cells; avg and % peak come back when there is room. Every number is whole or left out."""
+    from proton_tui.display import Display
+    from proton_tui.names import Names
+    from proton_tui.tui.widgets.table_rows import TableRows
+
+    model = TableRows(Display(load_profile(capture_path("vecadd_hook")), Names()))
+    narrow = model.header(78).split()
+    assert narrow[1:] == ["▼time", "%", "launches", "GB/s"] and len(model.header(78)) == 78
+    assert model.header(78).index("▼time") - len("name") >= 30 - len("name")
+    assert model.header(120).split()[1:] == ["▼time", "%", "launches", "avg", "GB/s", "%", "peak"]
+    assert model.text(1, 78).endswith("  50  4,400.4") and "  4,400.4   " in model.text(1, 120)  # GB/s kept whole
+
+
 def test_fit_cuts_with_an_ellipsis_and_pads():
     assert fit("abcdef", 4) == "abc…" and fit("ab", 4) == "ab  "
     assert fit("x" * 5000, 60) == "x" * 59 + "…"

@@ -38,10 +38,11 @@ class ParamValidator(Validator):
         return self.success()
 
 
-FIELDS = {
-    "size": ("Size (elements)", "1048576", lambda v: parse_size(v)),
-    "iters": ("Iterations", "20", lambda v: parse_count("--iters", v)),
-    "block_size": ("Block size (power of two)", "1024", lambda v: parse_count("--block-size", v, power_of_two=True)),
+FIELDS = {  # id: (label, default, parser, tooltip)
+    "size": ("Size", "1048576", lambda v: parse_size(v), "Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20"),
+    "iters": ("Iterations", "20", lambda v: parse_count("--iters", v), "Timed launches after the first (compile)"),
+    "block_size": ("Block size", "1024", lambda v: parse_count("--block-size", v, power_of_two=True),
+                   "Elements per program: a power of two (tl.arange requires one)"),
 }
 
 FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
@@ -94,22 +95,25 @@ class FormScreen(Screen):
             with Horizontal(id="columns"):
                 with Vertical(classes="column"):
                     yield Label("Payload: vecadd", classes="heading")
-                    for field, (title, default, parse) in FIELDS.items():
+                    for field, (title, default, parse, hint) in FIELDS.items():
                         with Horizontal(classes="field-row"):
                             yield Label(title, classes="field-label")
-                            yield Input(default, id=field, validators=[ParamValidator(parse)])
+                            field_input = Input(default, id=field, validators=[ParamValidator(parse)])
+                            field_input.tooltip = hint
+                            yield field_input
                         yield Label("", id=f"{field}-error", classes="error")
                     with Horizontal(classes="field-row"):
                         yield Label("Device", classes="field-label")
                         yield Select([("auto", "auto"), ("cpu (Triton interpreter)", "cpu")], value="auto",
                                      allow_blank=False, id="device")
-                    yield Label("Interpreter (the workload's Python; Enter re-detects)")
+                    yield Label("Interpreter (Enter re-detects)")
                     yield Input(self.python, id="python")
                 with Vertical(classes="column"):
                     yield Label("Proton", classes="heading")
                     with Horizontal(classes="switch-row"):
                         yield Switch(True, id="profile")
                         yield Label("profile with Proton")
+                    with Horizontal(classes="switch-row"):
                         yield Switch(True, id="hook")
                         yield Label("triton hook (-k triton)")
                     yield Label("Backend")

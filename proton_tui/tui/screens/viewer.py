@@ -30,6 +30,7 @@ from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, Sho
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
+from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ class ProfileScreen(Screen):
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
+    KEY_BAR_ORDER = ("back", "quit", "filter", "search", "toggle_summary", "cycle_sort", "export", "compare", "log",
+                     "runs", "toggle", "expand_all", "collapse_all")
+
     def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
         """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
         super().__init__()
@@ -83,7 +87,7 @@ class ProfileScreen(Screen):
             banner.show(self.run.banner(), self.run.verdict.passed)
             yield banner
         summary = self.opening.label if self.profile is None else self.summary_text(self.profile)
-        yield Static(Text(summary), id="summary")
+        yield Summary(summary, id="summary")
         yield from self.body()
         yield KeyBar()
 
@@ -136,13 +140,13 @@ class ProfileScreen(Screen):
 
     def show_progress(self) -> None:
         if fraction := self.opening.fraction_read():
-            self.query_one("#summary", Static).update(Text(f"{self.opening.label} {int(fraction * 100)} % read"))
+            self.query_one("#summary", Summary).update(f"{self.opening.label}  {int(fraction * 100)} % read")
 
     @on(Loaded)
     async def show_loaded(self, message: Loaded) -> None:
         self.progress_timer.stop()
         self.profile = message.profile
-        self.query_one("#summary", Static).update(Text(self.summary_text(self.profile)))
+        self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
         table, body = self.query_one(ProfileTable), self.query("#table, #detail")
         if self.profile.is_root_only:
             await body.remove()
@@ -299,7 +303,7 @@ class ProfileScreen(Screen):
         table = self.query_one(ProfileTable)
         filtered, visible = chosen.apply(self.profile, table.display_spec.names)
         table.redisplay(profile=filtered, visible=visible)
-        self.query_one("#summary", Static).update(Text(self.summary_text(filtered)))
+        self.query_one("#summary", Summary).update(Text(self.summary_text(filtered)))
 
     @on(Input.Submitted, "#search")
     def search_submitted(self, event: Input.Submitted) -> None:

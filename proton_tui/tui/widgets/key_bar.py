@@ -8,6 +8,8 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
+HELP_ACTION = "app.help"
+
 
 class KeyBar(Widget, can_focus=False):
     """The screen's shown keys on one line, like Textual's Footer (same colours; a click presses the key) but one
@@ -26,6 +28,7 @@ class KeyBar(Widget, can_focus=False):
         super().__init__()
         self.keys: tuple[tuple[str, str, str, bool], ...] = ()  # (key, key as displayed, description, enabled)
         self.spans: list[tuple[int, int, str, bool]] = []  # (first cell, end cell, key, enabled) as last drawn
+        self.pinned = 0  # how many of the last keys stay at the right end (help, the palette)
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -35,10 +38,14 @@ class KeyBar(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen) -> None:
-        """Redraw when the keys to show (or whether they apply) changed; one key per action, as Textual's does, and
-        the command palette's key last."""
+        """Redraw when the keys to show (or whether they apply) changed; one key per action, as Textual's does, in
+        the screen's KEY_BAR_ORDER (the most used first), then help and the command palette's key, which stay
+        visible at the right end."""
         active = screen.active_bindings
         listed = [(binding, enabled) for _, binding, enabled, _ in active.values() if binding.show]
+        order = getattr(screen, "KEY_BAR_ORDER", ())
+        listed.sort(key=lambda item: order.index(item[0].action) if item[0].action in order else len(order))
+        listed.sort(key=lambda item: item[0].action == HELP_ACTION)  # stable: help last of the screen's keys
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
         if palette is not None:
             listed.append(palette[1:3])
@@ -47,28 +54,31 @@ class KeyBar(Widget, can_focus=False):
             by_action.setdefault(binding.action, (binding.key, self.app.get_key_display(binding),
                                                   binding.description, enabled))
         keys = tuple(by_action.values())
+        self.pinned = sum(1 for action in by_action if action == HELP_ACTION) + (palette is not None)
         if keys != self.keys:
             self.keys = keys
             self.refresh()
 
     def render(self) -> Text:
         styles = self.get_component_rich_style("footer--key"), self.get_component_rich_style("footer--description")
-        keys, palette = self.keys, ()
-        if keys and keys[-1][0] == self.app.COMMAND_PALETTE_BINDING:  # kept visible at the right end
-            keys, palette = keys[:-1], keys[-1:]
-        right = Text(end="")
-        for key in palette:
+        split = len(self.keys) - self.pinned
+        keys, pinned = self.keys[:split], self.keys[split:]  # help and the palette, kept at the right end
+        right, right_spans = Text(end=""), []
+        for key in pinned:
+            start = right.cell_len
             _draw_key(right, key, styles)
+            right_spans.append((start, right.cell_len, key[0], key[3]))
         room = max(self.size.width - right.cell_len, 0)
         line, self.spans = Text(end=""), []
-        for key in keys:
-            start = line.cell_len
-            _draw_key(line, key, styles)
-            if line.cell_len <= room:  # keys that do not fit are cut, as Textual's footer hides them
-                self.spans.append((start, line.cell_len, key[0], key[3]))
-        line.truncate(room, overflow="ellipsis", pad=True)
-        if palette:
-            self.spans.append((room, room + right.cell_len, palette[0][0], palette[0][3]))
+        for key in keys:  # whole keys, the most used first: one that does not fit ends the list
+            drawn = Text(end="")
+            _draw_key(drawn, key, styles)
+            if line.cell_len + drawn.cell_len > room:
+                break
+            self.spans.append((line.cell_len, line.cell_len + drawn.cell_len, key[0], key[3]))
+            line.append_text(drawn)
+        line.pad_right(room - line.cell_len)
+        self.spans += [(room + start, room + end, key, enabled) for start, end, key, enabled in right_spans]
         return line + right
 
     def on_click(self, event: events.Click) -> None:

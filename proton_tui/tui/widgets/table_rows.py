@@ -13,10 +13,12 @@ import re
 from rich.cells import cell_len, set_cell_size
 
 from ...display import Display
-from ...formatting import Column, columns, kernel_cells, node_cells
+from ...formatting import columns, kernel_cells, node_cells
 from ...hatchet import KernelStats, Profile
 
-MIN_NAME_WIDTH = 24
+MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
+# Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
+COLUMN_PRIORITY = ("time", "percent", "launches", "gbps", "avg", "peak", "device")
 AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
 OPEN, CLOSED, LEAF = "▾ ", "▸ ", "  "
 
@@ -188,20 +190,21 @@ class TableRows:
         return self.rows.index(node)
 
     # ---- text ---------------------------------------------------------------------------------------------------
-    def visible_columns(self, width: int) -> list[Column]:
-        """The columns that fit beside a name of MIN_NAME_WIDTH cells: whole columns are left out from the right,
-        a number is never cut."""
+    def visible_columns(self, width: int) -> list[int]:
+        """The positions of the columns that fit beside a name of MIN_NAME_WIDTH cells, in table order: whole
+        columns are left out, the least needed first (COLUMN_PRIORITY); a number is never cut."""
+        ranked = sorted(range(len(self.columns)), key=lambda i: COLUMN_PRIORITY.index(self.columns[i].key)
+                        if self.columns[i].key in COLUMN_PRIORITY else len(COLUMN_PRIORITY))
         fitting, used = [], MIN_NAME_WIDTH
-        for col in self.columns:
-            if used + col.width + 2 > width:
+        for position in ranked:
+            if used + self.columns[position].width + 2 > width:
                 break
-            fitting.append(col)
-            used += col.width + 2
-        return fitting
+            fitting.append(position)
+            used += self.columns[position].width + 2
+        return sorted(fitting)
 
     def line(self, name: str, cells: list[str], width: int) -> str:
-        cols = self.visible_columns(width)
-        numbers = "".join("  " + cell.rjust(col.width) for cell, col in zip(cells, cols))
+        numbers = "".join("  " + cells[i].rjust(self.columns[i].width) for i in self.visible_columns(width))
         return fit(name, max(MIN_NAME_WIDTH, width - len(numbers))) + numbers if width >= MIN_NAME_WIDTH \
             else fit(name, width)
 
