@@ -40,7 +40,7 @@ from .params import ParamError, RunParams, parse_count, parse_size, parse_timeou
 from .payload import payload_path
 from .probe import InterpreterInfo, probe_interpreter
 from .rules import check_rules, resolve_backend, version_between
-from .rundir import create_run_dir, write_json
+from .rundir import DEFAULT_OUTPUT, create_run_dir, write_json
 from .session import RunPlan, RunResult, execute_run
 
 GPU_SIZE = 2**28  # 3 GiB moved per launch: bandwidth-bound on any current GPU
@@ -218,7 +218,7 @@ class CheckReport:
 
 def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None = None,
                size: str | int | None = None, iters: str | int | None = None, profile: bool = True,
-               output: str | Path = Path("proton-runs"), cpu: bool = False, jobs: str | int | None = None,
+               output: str | Path = DEFAULT_OUTPUT, cpu: bool = False, jobs: str | int | None = None,
                min_fraction: str | float = MIN_FRACTION, timeout: str | float | None = TIMEOUT_S,
                mode: str | None = None, info: InterpreterInfo | None = None,
                environ: Mapping[str, str] | None = None, payload: Path | None = None,

@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .rundir import DEFAULT_OUTPUT
+
 BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 CONTEXTS = ("shadow", "python")
 MODES = ("cli", "env")
@@ -91,7 +93,7 @@ class RunParams:
     hook: bool = True  # Proton's triton hook: launch_metadata names, bytes and flops
     python: str = field(default_factory=lambda: sys.executable)  # the workload's interpreter
     device: str | int = "auto"  # "auto", "cpu" or a GPU index
-    output: Path = Path("proton-runs")
+    output: Path = DEFAULT_OUTPUT
     name: str = "vecadd"
     profile: bool = True  # False runs the payload alone
     timeout: float | None = None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 
+DEFAULT_OUTPUT = Path("proton-runs")  # where runs and checks go unless told otherwise
 RUN_JSON = "run.json"
 STDOUT_LOG = "stdout.log"
 # Variables that change what a run does or which libraries it loads, recorded in run.json.

@@ -56,8 +56,7 @@ class RunResult:
     @property
     def backend_text(self) -> str:
         """The backend asked for and what it resolved to, or "unprofiled"."""
-        requested, resolved = self.record["backend_requested"], self.record["backend_resolved"]
-        return "unprofiled" if requested is None else f"backend {requested} → {resolved or 'unknown'}"
+        return backend_text(self.record)
 
     def banner(self) -> str:
         """The verdict and what ran: backend, Triton version, device, folder."""
@@ -66,11 +65,11 @@ class RunResult:
                 str(self.run_dir)]
         return f"{self.verdict.message}\n" + "  ·  ".join(what)
 
-    def list_label(self, number: int) -> str:
-        """One line for a list of runs."""
-        record, params = self.record, self.record["params"]
-        return (f"{number:>2}. {record['started_at'][11:]}  {self.verdict.outcome.value:<18} size={params['size']} "
-                f"iters={params['iters']} {self.backend_text}  {self.run_dir}")
+
+def backend_text(record: dict) -> str:
+    """A run record's backend asked for and what it resolved to, or "unprofiled"."""
+    requested, resolved = record.get("backend_requested"), record.get("backend_resolved")
+    return "unprofiled" if requested is None else f"backend {requested} → {resolved or 'unknown'}"
 
 
 def plan_run(params: RunParams, environ: Mapping[str, str] | None = None) -> RunPlan:

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..capture.rundir import DEFAULT_OUTPUT
 from .common import OutputOption, PythonOption, fail, run_until_signalled
 
 
@@ -31,7 +32,7 @@ def check(
     profile: Annotated[Optional[bool], typer.Option(
         "--profile/--no-profile", help="A Proton capture per GPU (kernel time, GB/s and % of peak from it). "
                                        "(default: on; off with --cpu)", show_default=False)] = None,
-    output: OutputOption = Path("proton-runs"),
+    output: OutputOption = DEFAULT_OUTPUT,
     min_fraction: Annotated[str, typer.Option(
         "--min-fraction", help="Flag a GPU below this fraction of the median GB/s.")] = "0.9",
     cpu: Annotated[bool, typer.Option(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 
 import typer
 
+from ..capture.rundir import DEFAULT_OUTPUT
 from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def run(
         "--hook/--no-hook", help="Proton's triton hook: kernel names with sizes, bytes and flops.")] = True,
     python: PythonOption = None,
     device: Annotated[str, typer.Option("--device", help="A GPU index, auto, or cpu (Triton interpreter).")] = "auto",
-    output: OutputOption = Path("proton-runs"),
+    output: OutputOption = DEFAULT_OUTPUT,
     name: Annotated[str, typer.Option("--name", help="Capture name (the .hatchet file's stem).")] = "vecadd",
     timeout: Annotated[Optional[str], typer.Option(
         "--timeout", help="End the run after this many seconds.", show_default=False)] = None,

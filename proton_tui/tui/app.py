@@ -173,9 +173,10 @@ class ProtonApp(App):
         self.action_box_check(cpu=True)
 
     def action_show_runs(self) -> None:
+        from ..capture.rundir import DEFAULT_OUTPUT
         from .screens.runs import RunsScreen
 
-        self.push_screen(RunsScreen(self.runs))
+        self.push_screen(RunsScreen(self.runs, self.output or DEFAULT_OUTPUT))
 
     def action_help(self) -> None:
         """Show every key of the current screen and its focused widget."""

@@ -96,6 +96,8 @@ async def test_run_the_real_payload_on_cpu_streams_pass(tmp_path, monkeypatch):
         assert app.runs == [run_screen.result]
         await pilot.press("f4")
         assert isinstance(app.screen, RunsScreen)
+        (label,) = [label for label, _, _ in app.screen.entries]
+        assert label.startswith("● ") and "unprofiled" in label  # made by this process
         await pilot.press("enter")  # reopen the run: no capture, so its log and verdict
         assert isinstance(app.screen, RunScreen) and app.screen.result is run_screen.result
         await pilot.pause()

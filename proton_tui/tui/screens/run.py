@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 from rich.text import Text
 from textual import work
@@ -16,7 +17,8 @@ from ...capture.classify import Outcome, OutputClassifier
 from ...capture.params import RunParams
 from ...capture.probe import ProbeError
 from ...capture.rundir import STDOUT_LOG
-from ...capture.session import RunResult, execute_run, plan_run
+from ...capture.session import RunResult, capture_status, execute_run, plan_run
+from ...console import printable
 from ..messages import RunFinished, ViewCapture
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
@@ -58,6 +60,7 @@ class RunScreen(Screen):
             self.flusher = self.set_interval(FLUSH_S, self.flush)
             self.capture()
         else:
+            self.on_start(self.result.run_dir, self.result.command)  # what ran, as when it started
             log_path = self.result.run_dir / STDOUT_LOG
             lines = log_path.read_text(errors="replace").splitlines() if log_path.exists() else []
             self.on_lines(lines)
@@ -72,7 +75,7 @@ class RunScreen(Screen):
         if action == "cancel":
             return self.running
         if action == "view":
-            return self.result is not None and self.result.profile is not None and not self.result.profile.is_empty
+            return self.result is not None and self.has_capture(self.result)
         if action == "back":
             return (not self.running) or None
         return True
@@ -153,9 +156,26 @@ class RunScreen(Screen):
             self.stop.set()
             self.notify("Cancelling: ending the run's process group…", timeout=2)
 
+    @staticmethod
+    def has_capture(result: RunResult) -> bool:
+        """A capture to show: loaded and not empty, or (a run read back from its folder) still on disk."""
+        if result.profile is not None:
+            return not result.profile.is_empty
+        path = result.command.capture_path
+        return path is not None and path.is_file() and result.verdict.outcome is not Outcome.EMPTY_CAPTURE
+
     def action_view(self) -> None:
-        if self.result is not None and self.result.profile is not None:
-            self.post_message(ViewCapture(self.result.profile, self.result))
+        result = self.result
+        if result is None or not self.has_capture(result):
+            return
+        if result.profile is None:  # a run read back from its folder: its capture is read now
+            status, profile = capture_status(result.command.capture_path)
+            if profile is None or profile.is_empty:
+                self.notify(printable(status.error or f"{status.path}: no kernel to show"), severity="error",
+                            markup=False)
+                return
+            result = self.result = replace(result, profile=profile)
+        self.post_message(ViewCapture(result.profile, result))
 
     def action_back(self) -> None:
         if not self.running:

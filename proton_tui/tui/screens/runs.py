@@ -1,7 +1,8 @@
-"""The runs of this process, newest last; Enter reopens one."""
+"""Every run and box check of the output folder, newest first, this process's marked; Enter reopens one."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -11,6 +12,8 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...capture.history import StoredRun, stored_runs
+from ...console import printable
 from ...formatting import counted
 from ..messages import OpenRun
 from ..widgets.key_bar import KeyBar
@@ -18,22 +21,44 @@ from ..widgets.key_bar import KeyBar
 if TYPE_CHECKING:
     from ...capture.session import RunResult
 
+THIS_PROCESS = "● "  # marks a run made since proton-tui opened
+
 
 class RunsScreen(Screen):
-    """A list of runs; Enter reopens one."""
+    """A list of runs and checks; Enter reopens one."""
 
     BINDINGS = [Binding("escape,b", "dismiss", "Back"), Binding("f1", "app.help", "Help")]
 
-    def __init__(self, runs: list[RunResult]) -> None:
+    def __init__(self, runs: list[RunResult], output: Path) -> None:
         super().__init__()
-        self.runs = list(runs)
+        self.output = output
+        ours = {run.run_dir.resolve(): run for run in runs}
+        stored = stored_runs(output)
+        listed = {entry.path.resolve() for entry in stored}
+        # (label, this process's run, stored entry): this process's runs kept elsewhere come first
+        self.entries: list[tuple[str, RunResult | None, StoredRun | None]] = [
+            (THIS_PROCESS + StoredRun(run.run_dir, "run", run.record).label(), run, None)
+            for path, run in reversed(ours.items()) if path not in listed
+        ]
+        for entry in stored:
+            mine = ours.get(entry.path.resolve())
+            self.entries.append(((THIS_PROCESS if mine else "  ") + entry.label(), mine, entry))
 
     def compose(self) -> ComposeResult:
-        runs = self.runs
-        yield Static(Text(f"{counted(len(runs), 'run')} this session" if runs else "No run yet this session."),
-                     id="summary")
-        yield OptionList(*[Option(Text(run.list_label(i + 1)), id=str(i)) for i, run in enumerate(runs)])
+        mine = sum(1 for _, run, _ in self.entries if run is not None)
+        summary = (f"{counted(len(self.entries), 'run')} and checks in {self.output} (newest first; "
+                   f"{THIS_PROCESS.strip()} {counted(mine, 'run')} made since proton-tui opened)"
+                   if self.entries else f"No run or check in {self.output} yet.")
+        yield Static(Text(printable(summary)), id="summary")
+        yield OptionList(*[Option(Text(printable(label)), id=str(i)) for i, (label, _, _) in enumerate(self.entries)])
         yield KeyBar()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.post_message(OpenRun(self.runs[int(event.option.id)]))
+        _, run, entry = self.entries[int(event.option.id)]
+        if run is None and entry is not None:
+            run = entry.run_result()
+            if run is None:
+                what = entry.problem or f"a box check: its report is {entry.path / 'check.json'}"
+                self.notify(printable(f"{entry.path.name}: {what}"), timeout=6, markup=False)
+                return
+        self.post_message(OpenRun(run))
