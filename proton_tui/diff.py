@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import JSON_SCHEMA
 from .console import printable
@@ -187,3 +188,30 @@ def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None =
         ],
         "more_kernels": max(0, len(diff.kernels) - limit) if limit is not None else 0,
     }
+
+
+CAPTURE_SUFFIX = ".hatchet"
+MAX_CANDIDATES = 50  # captures offered to compare with, newest first
+
+
+def compare_candidates(opened: Path, output: Path) -> list[Path]:
+    """Captures worth comparing `opened` with, newest first: the files beside it and those in the output folder's
+    run folders, without `opened` itself."""
+    found: dict[Path, float] = {}
+    folders = [opened.parent] + _children(output)
+    for folder in folders:
+        for path in _children(folder):
+            if path.suffix == CAPTURE_SUFFIX and path.is_file():
+                try:
+                    found[path.resolve()] = path.stat().st_mtime
+                except OSError:
+                    continue
+    found.pop(opened.resolve(), None)
+    return sorted(found, key=lambda path: (-found[path], str(path)))[:MAX_CANDIDATES]
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from textual.widgets import DataTable, Input
 
 from proton_tui.hatchet import load_profile
@@ -151,3 +153,27 @@ async def test_export_suggests_a_fresh_name_each_time_and_says_where_it_went(tmp
             await pilot.pause()
             assert isinstance(app.screen, ProfileScreen) and (tmp_path / expected).is_file()
             assert any(str(tmp_path / expected) in note.message for note in app._notifications)
+
+
+async def test_compare_offers_the_captures_beside_the_open_one_and_in_the_output_folder(tmp_path, monkeypatch):
+    """`m` lists the other captures of the open one's folder and of the output folder's runs, newest first; Enter on
+    one compares with it."""
+    monkeypatch.chdir(tmp_path)
+    beside, run = tmp_path / "captures", tmp_path / "proton-runs" / "20261130-120000-vecadd"
+    beside.mkdir()
+    run.mkdir(parents=True)
+    opened = beside / "a.hatchet"
+    opened.write_bytes(capture_path("vecadd_auto").read_bytes())
+    (beside / "notes.txt").write_text("not a capture")
+    (run / "vecadd.hatchet").write_bytes(capture_path("vecadd_fail").read_bytes())
+    os.utime(run / "vecadd.hatchet", (1, 1))  # the oldest
+    (beside / "b.hatchet").write_bytes(capture_path("vecadd_fail").read_bytes())
+    app = ProtonApp(load_profile(opened))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, PathDialog)
+        assert app.screen.choices == [str(beside / "b.hatchet"), str(run / "vecadd.hatchet")]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DiffScreen)

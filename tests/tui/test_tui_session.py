@@ -240,3 +240,31 @@ async def test_the_form_is_usable_at_80_by_24(tmp_path, monkeypatch):
             assert region.y >= 0 and region.bottom <= 23, (selector, region)  # above the key bar
         bar = [key[2] for key in screen.query_one("KeyBar").keys]
         assert "Help" in bar and "Run" in bar
+
+
+@pytest.mark.slow
+async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise(tmp_path, monkeypatch):
+    """F2 with the form's (GPU) defaults: 4096 × 2, said so, done in seconds. With a size typed in: that size, and
+    a larger one says up front about how long the interpreter takes."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await detected_launch(pilot)
+        await pilot.press("f2")
+        await wait_for(lambda: isinstance(app.screen, RunScreen))
+        run_screen = app.screen
+        assert (run_screen.params.size, run_screen.params.iters, run_screen.params.device) == (4096, 2, "cpu")
+        assert any("CPU check at 4,096 elements × 2 launches" in n.message for n in app._notifications)
+        await wait_for(lambda: run_screen.result is not None, 120)
+        assert run_screen.result.verdict.passed
+        await pilot.press("b")
+        await pilot.pause()
+        form = app.screen
+        await set_input(pilot, form, "size", "4M")
+        await pilot.press("f2")
+        await wait_for(lambda: isinstance(app.screen, RunScreen) and app.screen is not run_screen)
+        assert app.screen.params.size == 4 * 2**20 and app.screen.params.iters == 20
+        assert any("The Triton interpreter takes about" in n.message for n in app._notifications)
+        assert " s of about " in app.screen.status_text()
+        await pilot.press("escape")  # cancel it
+        await wait_for(lambda: app.screen.result is not None, 60)

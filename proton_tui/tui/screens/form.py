@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
+from ...capture.check import CPU_ITERS, CPU_SIZE, interpreter_seconds
 from ...capture.params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_size
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
@@ -45,6 +46,7 @@ FIELDS = {  # id: (label, default, parser, tooltip)
                    "Elements per program: a power of two (tl.arange requires one)"),
 }
 
+SLOW_CHECK_S = 10.0  # a CPU check expected to take longer than this is announced with its estimate
 FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
                "--device": "Device", "--timeout": "Timeout"}
 
@@ -255,11 +257,22 @@ class FormScreen(Screen):
 
     @on(Button.Pressed, "#cpu-check")
     def action_cpu_check(self) -> None:
+        """The payload through the Triton interpreter, unprofiled: at the interpreter's own small size while Size and
+        Iterations are the form's (GPU) defaults, else at theirs, saying up front about how long that takes."""
         try:
             params = self.form_params(device="cpu", profile=False)
         except ParamError as error:
-            self.notify(str(error), severity="error")
+            self.notify(f"{FORM_LABELS.get(error.flag, error.flag)}: {error.reason}", severity="error")
             return
+        typed = {field: self.query_one(f"#{field}", Input).value.strip() for field in ("size", "iters")}
+        if typed == {field: FIELDS[field][1] for field in ("size", "iters")}:
+            params = replace(params, size=CPU_SIZE, iters=CPU_ITERS)
+            self.notify(f"CPU check at {params.size:,} elements × {counted(params.iters, 'launch', 'launches')}, "
+                        "the interpreter's size (change Size or Iterations to check another)", timeout=6)
+        elif (seconds := interpreter_seconds(params.size, params.iters)) > SLOW_CHECK_S:
+            self.notify(f"The Triton interpreter takes about {seconds:,.0f} s at {params.size:,} elements × "
+                        f"{counted(params.iters, 'launch', 'launches')} (the elapsed time is on the run screen)",
+                        severity="warning", timeout=8)
         self.post_message(self.RunRequested(params, self.info))
 
     @on(Button.Pressed, "#sample")

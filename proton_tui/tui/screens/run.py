@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 
+from ...capture.check import interpreter_seconds
 from ...capture.classify import Outcome, OutputClassifier
 from ...capture.params import RunParams
 from ...capture.probe import ProbeError
@@ -121,6 +122,8 @@ class RunScreen(Screen):
         else:
             state, elapsed = "running", time.monotonic() - self.started
         parts = [f"{state}", f"{elapsed:.1f} s"]
+        if state == "running" and self.params is not None and self.params.device == "cpu":  # the interpreter: slow
+            parts[1] += f" of about {interpreter_seconds(self.params.size, self.params.iters):,.0f} s"
         if signals.device:
             parts.append(f"device {signals.device}")
         if signals.max_abs_err is not None:

@@ -19,7 +19,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from ...diff import diff_profiles
+from ...capture.rundir import DEFAULT_OUTPUT
+from ...diff import compare_candidates, diff_profiles
 from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
 from ...formatting import format_percent
@@ -349,7 +350,9 @@ class ProfileScreen(Screen):
             if diff is not None:
                 self.post_message(ShowDiff(diff, names))
 
-        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare), show)
+        output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
+        choices = [str(path) for path in compare_candidates(self.profile.path, output)]
+        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices), show)
 
     def action_log(self) -> None:
         """Back to the run's output."""

@@ -8,8 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
 
+from ...console import printable
 from ...diff import DiffError
 from ...hatchet import CaptureError
 from .key_bar import KeyBar
@@ -20,16 +22,33 @@ class PathDialog(ModalScreen):
 
     BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
-    def __init__(self, prompt: str, value: str, act) -> None:
+    def __init__(self, prompt: str, value: str, act, choices: list[str] | None = None) -> None:
+        """`choices`: paths offered under the field (Enter on one acts on it; typing still works)."""
         super().__init__()
-        self.prompt, self.value, self.act = prompt, value, act
+        self.prompt, self.value, self.act, self.choices = prompt, value, act, choices or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Text(self.prompt))
             yield Input(self.value, id="path")
             yield Label("", id="path-error", classes="error")
+            if self.choices:
+                yield Label(Text(f"or pick one ({len(self.choices)}, down to reach them):"))
+                yield OptionList(*[Option(Text(printable(choice)), id=str(i)) for i, choice in enumerate(self.choices)],
+                                 id="choices")
         yield KeyBar()
+
+    def on_key(self, event) -> None:
+        if event.key == "down" and self.focused is self.query_one("#path", Input) and self.choices:
+            self.query_one("#choices", OptionList).focus()
+            event.stop()
+
+    @on(OptionList.OptionSelected, "#choices")
+    def picked(self, event: OptionList.OptionSelected) -> None:
+        path = self.choices[int(event.option.id)]
+        field = self.query_one("#path", Input)
+        field.value = path
+        self.submitted(Input.Submitted(field, path))
 
     @on(Input.Submitted, "#path")
     def submitted(self, event: Input.Submitted) -> None:
