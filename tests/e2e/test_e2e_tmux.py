@@ -65,8 +65,8 @@ def type_into(term: Terminal, label: str, value: str) -> None:
     focus_field(term, label)
     term.keys("C-e")
     term.keys("C-u")
-    row = row_of(term.screen(), label)
-    term.wait_for(lambda s: s.splitlines()[row + 1].strip().startswith("'' is not"), 15, f"{label} erased")
+    term.wait_for(lambda s: (row := row_of(s, label)) is not None  # the form's message above may move it down
+                  and s.splitlines()[row + 1].strip().startswith("'' is not"), 15, f"{label} erased")
     term.keys(value, literal=True)
     pattern = re.compile(rf"^\s*{re.escape(label)}\s+{re.escape(value)}(\s\s|$)", re.M)
     term.wait_for(lambda s: pattern.search(s) and "'' is not" not in s, 15, f"{label} showing {value}")
