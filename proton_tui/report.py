@@ -35,6 +35,22 @@ def json_text(document) -> str:
     return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
+def bandwidth_notes(profile: Profile) -> list[str]:
+    """A line for each kernel that moves more than its device's DRAM peak: its working set is cache-resident, so
+    its % of peak is not DRAM bandwidth. Its GB/s is kernel time as Proton measured it, not the payload's own
+    host-timed `gbps=` (a loop that includes launch overhead)."""
+    notes = []
+    for kernel in profile.kernel_stats() if profile.has_bytes else []:
+        share = profile.kernel_peak_percent(kernel)
+        if share is not None and share > 100:
+            per_launch = kernel.bytes / kernel.launches if kernel.launches else kernel.bytes
+            notes.append(printable(
+                f"note: {kernel.name} moves {format_percent(share)} of the DRAM peak: its working set "
+                f"({per_launch:,.0f} bytes a launch) is served from cache, so % peak is not DRAM bandwidth here; "
+                "GB/s is kernel time from Proton, not the payload's host-timed gbps="))
+    return notes
+
+
 def device_lines(profile: Profile) -> list[str]:
     """Per-device kernel totals and the warnings of a multi-device capture (nothing for a single device)."""
     if len(profile.kernel_devices()) < 2:
@@ -140,6 +156,7 @@ def tree_lines(display: Display) -> Iterator[str]:
     if profile.is_root_only:
         return
     yield from device_lines(profile)
+    yield from bandwidth_notes(profile)
     cols = columns(profile)
     yield aligned_row([c.title for c in cols], cols, "name")
     for node in display.walk():

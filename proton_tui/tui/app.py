@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
 from ..hatchet import Profile, load_profile
@@ -23,6 +24,7 @@ from .screens.viewer import ProfileScreen
 # How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
 FRAME_WRITE_S = 0.02
+SCROLL_ACTIONS = {binding.action for binding in ScrollableContainer.BINDINGS}  # Textual's scrolling keys
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from ..capture.session import RunResult
@@ -95,15 +97,17 @@ class ProtonApp(App):
             self.screen.finish_opening()
 
     def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Keys":  # Textual's own; the one below lists this screen's keys (and explains them)
+                yield command
         yield SystemCommand("New capture", "Open the launch form", self.action_new_capture)
         yield SystemCommand(
             "Open sample capture", "vecadd on an H200, shipped with proton-tui", self.action_open_sample
         )
-        yield SystemCommand("Runs of this session", "List and reopen this session's runs", self.action_show_runs)
+        yield SystemCommand("Runs", "Every run and box check of the output folder; reopen one", self.action_show_runs)
         yield SystemCommand("Box check", "vecadd on every visible GPU at once, one row per GPU", self.action_box_check)
         yield SystemCommand("Box check on CPU", "Two Triton-interpreter runs, no GPU needed", self.action_box_check_cpu)
-        yield SystemCommand("Keys", "Every key of this screen", self.action_help)
+        yield SystemCommand("Keys", "Every key of this screen, and what its controls mean", self.action_help)
 
     # ---- routing ------------------------------------------------------------------------------------------------
     def on_form_screen_run_requested(self, message: FormScreen.RunRequested) -> None:
@@ -182,8 +186,11 @@ class ProtonApp(App):
         """Show every key of the current screen and its focused widget."""
         keys_by_action: dict[str, list[str]] = {}
         for active in self.screen.active_bindings.values():
+            if active.binding.action in SCROLL_ACTIONS and not isinstance(active.node, Screen):
+                continue  # a scroll container's own keys (Textual's): not this screen's
             binding = active.binding
             keys = keys_by_action.setdefault(binding.description or binding.action, [])
             if (shown := self.get_key_display(binding)) not in keys:
                 keys.append(shown)
-        self.push_screen(HelpScreen([(" / ".join(keys), action) for action, keys in keys_by_action.items()]))
+        self.push_screen(HelpScreen([(" / ".join(keys), action) for action, keys in keys_by_action.items()],
+                                    getattr(self.screen, "HELP_ABOUT", ())))

@@ -268,3 +268,25 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         assert " s of about " in app.screen.status_text()
         await pilot.press("escape")  # cancel it
         await wait_for(lambda: app.screen.result is not None, 60)
+
+
+async def test_help_on_the_form_explains_each_control_and_lists_no_scroll_keys(tmp_path, monkeypatch):
+    """F1 on the form: a line for each control (backend, context, mode, hook, device, interpreter) and each of F2-F5,
+    then the form's keys, not Textual's scrolling ones; the palette offers one "Keys" entry."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await detected_launch(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        help_screen = app.screen
+        about = dict(help_screen.about)
+        for control in ("Backend", "Context", "Mode", "triton hook", "Device", "Interpreter", "F2 CPU check",
+                        "F3 Sample capture", "F4 Runs", "F5 Box check"):
+            assert about.get(control), control
+        actions = [action for _, action in help_screen.keys]
+        assert "Run" in actions and "CPU check" in actions
+        assert not {"Scroll Up", "Scroll Down", "Page Up", "Page Down"} & set(actions), actions
+        await pilot.press("escape")
+        titles = [command.title for command in app.get_system_commands(form)]
+        assert titles.count("Keys") == 1

@@ -6,7 +6,7 @@ from proton_tui.display import Display
 from proton_tui.formatting import counted, wrap_parts
 from proton_tui.hatchet import load_profile
 from proton_tui.names import Names
-from proton_tui.report import header_line, node_details
+from proton_tui.report import bandwidth_notes, header_line, node_details, tree_lines
 from tests.helpers import capture_path, kernel, scope
 
 
@@ -36,3 +36,18 @@ def test_the_header_wraps_between_its_parts_never_inside_one():
     warning = "warning: kernels ran on 2 devices (CUDA:0, CUDA:1): Proton merges same-named kernels"
     assert all(len(line) <= 30 for line in wrap_parts(warning, 30).split("\n"))  # a long part: between words
     assert wrap_parts("a\nb  c", 3) == "a\nb\nc"
+
+
+def test_a_kernel_above_the_dram_peak_is_marked_cache_resident(write_capture):
+    """The default vecadd (1M floats, 12 MB a launch) fits in an H200's L2 and moves more than the DRAM peak: said
+    where % of peak is shown (the header lines of the TUI and --plain), with which figure is which."""
+    h200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6144, "clock_rate": 1980000, "memory_clock_rate": 3201000,
+                           "num_sms": 132}}}
+    fast = kernel("add_kernel<n=1048576>", 2300, count=1, bytes=12_582_912)  # 5,471 GB/s: 111.3 % of the 4,916 GB/s peak
+    slow = kernel("add_kernel<n=268435456>", 732_000, count=1, bytes=3_221_225_472)  # 4,400 GB/s
+    profile = load_profile(write_capture([scope("ROOT", fast, slow), h200]))
+    (note,) = bandwidth_notes(profile)
+    assert note.startswith("note: add_kernel<n=1048576> moves 111.3% of the DRAM peak")
+    assert "(12,582,912 bytes a launch)" in note and "not the payload's host-timed gbps=" in note
+    plain = list(tree_lines(Display(profile, Names())))
+    assert plain[1] == note

@@ -72,6 +72,24 @@ class FormScreen(Screen):
         Binding("ctrl+q", "app.quit", "Quit", show=False),
     ]
 
+    HELP_ABOUT = (
+        ("Size", "elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20"),
+        ("Iterations", "timed launches after the first one, which compiles the kernel"),
+        ("Block size", "elements per program, a power of two (tl.arange requires one)"),
+        ("Device", "auto: the GPU the interpreter sees; cpu: the Triton interpreter, which Proton cannot profile"),
+        ("Interpreter", "the Python that runs the payload: its torch and Triton decide what runs (Enter re-detects)"),
+        ("profile with Proton", "off: the payload alone, checked for correctness, no capture"),
+        ("triton hook", "Proton's -k triton: kernel names with their sizes, plus bytes and flops (GB/s, % of peak)"),
+        ("Backend", "what Proton records with: auto lets it choose (cupti on NVIDIA; roctracer or rocprofiler on "
+                    "AMD); instrumentation times proton.language scopes inside a kernel"),
+        ("Context", "shadow: the scopes the program opens; python: Python call stacks"),
+        ("Mode", "cli: python -m triton.profiler.proton runs the payload; env: the payload starts Proton itself"),
+        ("F2 CPU check", "the payload through the Triton interpreter, unprofiled, small: does the kernel pass"),
+        ("F3 Sample capture", "an H200 capture shipped with proton-tui, to try the viewer"),
+        ("F4 Runs", "every run and box check of the output folder, newest first; Enter reopens one"),
+        ("F5 Box check", "vecadd on every visible GPU at once, a row each: is each GPU as fast as its neighbours"),
+    )
+
     class RunRequested(Message):
         """The user asked to run these parameters."""
 

@@ -17,15 +17,24 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, keys: list[tuple[str, str]], about: tuple[tuple[str, str], ...] = ()) -> None:
+        """`keys`: (keys, what they do); `about`: (control, what it is), a line each, shown first."""
         super().__init__()
-        self.keys = keys
+        self.keys, self.about = keys, about
 
     def compose(self) -> ComposeResult:
+        text = Text()
+        if self.about:
+            width = max(len(name) for name, _ in self.about)
+            text.append("What each control means\n", style="bold")
+            for name, meaning in self.about:
+                text.append(f"{name.rjust(width)}  ", style="bold")
+                text.append(f"{meaning}\n")
+            text.append("\nKeys\n", style="bold")
         width = max(len(key) for key, _ in self.keys) if self.keys else 0
-        lines = [f"{key.rjust(width)}  {action}" for key, action in self.keys]
+        text.append("\n".join(f"{key.rjust(width)}  {action}" for key, action in self.keys))
         with VerticalScroll(id="help"):
-            yield Static(Text("\n".join(lines)))
+            yield Static(text)
         yield KeyBar()
 
     def on_mount(self) -> None:

@@ -26,7 +26,7 @@ from ...filters import FilterError, ViewFilter
 from ...formatting import format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
 from ...names import Names, demangler_available
-from ...report import details_text, device_lines, header_line, kernel_details, node_details
+from ...report import bandwidth_notes, details_text, device_lines, header_line, kernel_details, node_details
 from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
@@ -187,7 +187,7 @@ class ProfileScreen(Screen):
         lines = [header_line(profile)]
         if profile.reference_total is not None:
             lines[0] += f"  (filtered: {format_percent(profile.percent(profile.total))} of the capture)"
-        return "\n".join(lines + device_lines(profile))
+        return "\n".join(lines + device_lines(profile) + bandwidth_notes(profile))
 
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
