@@ -35,6 +35,7 @@ class PendingLoad:
         self._held = ExitStack()
         self._cancelled = threading.Event()
         self._abandon = False
+        self._parked = threading.Event()
         self.data = self._held.enter_context(mapped(path, settled))
         self.size = len(self.data)
         self.bytes_read = 0  # so far, as a `finish` under way reports it (a file read in pieces: after each piece)
@@ -52,8 +53,8 @@ class PendingLoad:
     def _stop_here(self) -> bool:
         if not self._cancelled.is_set():
             return False
-        while self._abandon:
-            self._cancelled.wait(60)
+        while self._abandon:  # parked for good: nothing ever sets this event
+            self._parked.wait(3600)
         return True
 
     def finish(self) -> Profile:

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -284,9 +285,11 @@ def test_an_abandoned_load_never_returns(tmp_path, monkeypatch):
     monkeypatch.setattr(pending, "_read_so_far", lambda done: pending.cancel(abandon=True))
     ended = []
     thread = threading.Thread(target=lambda: ended.append(pending.finish()), daemon=True)
+    started = time.process_time()
     thread.start()
     thread.join(1.0)
     assert thread.is_alive() and not ended
+    assert time.process_time() - started < 0.5  # parked, not spinning
 
 
 def test_a_mapped_capture_can_be_read_on_another_thread(tmp_path, monkeypatch):
