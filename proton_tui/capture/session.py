@@ -61,9 +61,25 @@ class RunResult:
     def banner(self) -> str:
         """The verdict and what ran: backend, Triton version, device, folder."""
         record = self.record
-        what = [self.backend_text, f"Triton {record['interpreter']['triton_version']}", f"device {record['device']}",
+        what = [self.backend_text, f"Triton {record['interpreter']['triton_version']}", device_text(record),
                 str(self.run_dir)]
         return f"{self.verdict.message}\n" + "  ·  ".join(what)
+
+
+def device_text(record: dict) -> str:
+    """The device a run record ran on, with the GPU the user chose when it was pinned (`pinned_text`)."""
+    pinned = pinned_text(record)
+    return f"device {record.get('device')}" + (f" ({pinned})" if pinned else "")
+
+
+def pinned_text(record: dict) -> str | None:
+    """A GPU chosen by index is pinned with *_VISIBLE_DEVICES, so the run and its capture number it 0: which GPU it
+    was and how the capture calls it; None for a run not pinned to one GPU."""
+    chosen, pinning = record.get("device_requested"), record.get("device_pinning") or {}
+    if not isinstance(chosen, int) or not pinning:
+        return None
+    variable, value = next(iter(pinning.items()))
+    return f"GPU {chosen}, pinned with {variable}={value}: the capture calls it device 0"
 
 
 def backend_text(record: dict) -> str:

@@ -102,10 +102,14 @@ def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
 def _report(result: RunResult, as_json: bool) -> None:
     """The verdict, its hints, the run folder and the top of the kernel table (or run.json with --json)."""
     out = sys.stderr if as_json else sys.stdout
+    from ..capture.session import pinned_text
+
     verdict = result.verdict
     out.write(f"\nverdict: {verdict.message}\n")
     out.writelines(f"hint: {hint}\n" for hint in verdict.hints)
     out.write(f"run folder: {result.run_dir}\n")
+    if pinned := pinned_text(result.record):
+        out.write(f"device: {pinned}\n")
     if result.profile is not None and not result.profile.is_empty:
         from ..display import Display
         from ..report import kernel_summary_text

@@ -197,3 +197,15 @@ def test_profiling_without_a_gpu_is_refused_with_the_way_to_the_cpu_check():
 ])
 def test_version_tuple(text, parsed):
     assert version_tuple(text) == parsed
+
+
+def test_a_gpu_chosen_by_index_is_named_with_how_the_capture_calls_it():
+    """`run --device 1` pins the GPU with CUDA_VISIBLE_DEVICES, so the payload and Proton see it as device 0: the
+    banner and the report say which GPU it was (from run.json's own fields)."""
+    from proton_tui.capture.session import device_text, pinned_text
+
+    record = {"device": "NVIDIA H200", "device_requested": 1, "device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}}
+    assert device_text(record) == ("device NVIDIA H200 (GPU 1, pinned with CUDA_VISIBLE_DEVICES=1: the capture "
+                                   "calls it device 0)")
+    assert pinned_text({**record, "device_requested": "auto", "device_pinning": {}}) is None
+    assert device_text({**record, "device_requested": "auto", "device_pinning": {}}) == "device NVIDIA H200"
