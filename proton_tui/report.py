@@ -182,6 +182,7 @@ def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator
     yield header_line(profile)
     if profile.is_empty:
         return
+    yield from bandwidth_notes(profile)
     cols = columns(profile)
     yield aligned_row([c.title for c in cols], cols, "kernel")
     kernels = display.kernels()

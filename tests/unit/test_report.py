@@ -6,7 +6,7 @@ from proton_tui.display import Display
 from proton_tui.formatting import counted, wrap_parts
 from proton_tui.hatchet import load_profile
 from proton_tui.names import Names
-from proton_tui.report import bandwidth_notes, header_line, node_details, tree_lines
+from proton_tui.report import bandwidth_notes, header_line, kernel_summary_lines, node_details, tree_lines
 from tests.helpers import capture_path, kernel, scope
 
 
@@ -50,4 +50,4 @@ def test_a_kernel_above_the_dram_peak_is_marked_cache_resident(write_capture):
     assert note.startswith("note: add_kernel<n=1048576> moves 111.3% of the DRAM peak")
     assert "(12,582,912 bytes a launch)" in note and "not the payload's host-timed gbps=" in note
     plain = list(tree_lines(Display(profile, Names())))
-    assert plain[1] == note
+    assert plain[1] == note and list(kernel_summary_lines(Display(profile, Names())))[1] == note  # --kernels, run
