@@ -56,6 +56,7 @@ class ProtonApp(App):
         self.runs: list[RunResult] = []
         self.load_error: str | None = None  # why `opening` failed; the app has then exited with code 2
         self.ended_by_signal: int | None = None
+        self._abandoning = False
 
     def run_to_the_end(self) -> None:
         """Run until the user quits. A SIGTERM or SIGHUP ends the app as a quit does, so the terminal is given back
@@ -69,8 +70,24 @@ class ProtonApp(App):
             sys.stderr.flush()
             os._exit(self.return_code or 0)
 
+    def get_driver_class(self):
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from .driver import LinuxDriverQuickExit
+
+            return LinuxDriverQuickExit
+        return driver
+
+    @property
+    def abandoning_read(self) -> bool:
+        """The app is ending while its capture is still read: the process ends as soon as the terminal is back."""
+        return self._abandoning
+
     def exit(self, *args, **kwargs) -> None:
         if self.opening is not None:  # a capture still being read stops where it is: the process ends next
+            self._abandoning = self.opening.loading()
             self.opening.cancel(abandon=True)
         super().exit(*args, **kwargs)
 
