@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from collections.abc import Iterator
 from typing import TextIO
 
@@ -122,10 +123,18 @@ def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str
     return rows
 
 
-def details_text(rows: list[tuple[str, str]]) -> str:
-    """(label, value) pairs as aligned lines, every value printable (names and metric keys are the capture's)."""
-    width = max((len(label) for label, _ in rows), default=0)
-    return "\n".join(f"{label.rjust(width)}  {printable(value)}" for label, value in rows)
+def details_text(rows: list[tuple[str, str]], width: int | None = None) -> str:
+    """(label, value) pairs as aligned lines, every value printable (names and metric keys are the capture's); with
+    `width`, a long value wraps within that width under itself, never back under the labels."""
+    labels = max((len(label) for label, _ in rows), default=0)
+    room = None if width is None else max(width - labels - 2, 20)
+    lines = []
+    for label, value in rows:
+        pieces = [printable(value)] if room is None else textwrap.wrap(
+            printable(value), room, break_long_words=True, break_on_hyphens=False) or [""]
+        lines.append(f"{label.rjust(labels)}  {pieces[0]}")
+        lines += [" " * (labels + 2) + piece for piece in pieces[1:]]
+    return "\n".join(lines)
 
 
 def header_line(profile: Profile) -> str:

@@ -6,7 +6,7 @@ from proton_tui.display import Display
 from proton_tui.formatting import counted, wrap_parts
 from proton_tui.hatchet import load_profile
 from proton_tui.names import Names
-from proton_tui.report import bandwidth_notes, header_line, kernel_summary_lines, node_details, tree_lines
+from proton_tui.report import bandwidth_notes, details_text, header_line, kernel_summary_lines, node_details, tree_lines
 from tests.helpers import capture_path, kernel, scope
 
 
@@ -51,3 +51,13 @@ def test_a_kernel_above_the_dram_peak_is_marked_cache_resident(write_capture):
     assert "(12,582,912 bytes a launch)" in note and "not the payload's host-timed gbps=" in note
     plain = list(tree_lines(Display(profile, Names())))
     assert plain[1] == note and list(kernel_summary_lines(Display(profile, Names())))[1] == note  # --kernels, run
+
+
+def test_a_long_value_wraps_under_itself_not_under_the_labels():
+    name = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >"
+    text = details_text([("readable", name), ("time", "2.31 µs")], width=60)
+    lines = text.split("\n")
+    assert lines[0].startswith("readable  void at::native::") and lines[-1] == "    time  2.31 µs"
+    assert all(line.startswith(" " * 10) and len(line) <= 60 for line in lines[1:-1])
+    assert "".join(line[10:] for line in lines[:-1]).replace(" ", "") == name.replace(" ", "")
+    assert details_text([("time", "2.31 µs")]) == "time  2.31 µs"

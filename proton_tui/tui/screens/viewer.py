@@ -81,6 +81,7 @@ class ProfileScreen(Screen):
         self.view_filter = opening.view_filter if opening is not None else ViewFilter()
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
+        self.detail_rows: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -209,7 +210,16 @@ class ProfileScreen(Screen):
         display = event.table.display_spec
         rows = kernel_details(display, event.kernel) if event.kernel is not None else node_details(display,
                                                                                                      event.node)
-        self.query_one("#detail", Static).update(Text(details_text(rows)), layout=False)
+        self.detail_rows = rows
+        self.show_details()
+
+    def show_details(self) -> None:
+        pane = self.query_one("#detail", Static)
+        pane.update(Text(details_text(self.detail_rows, pane.content_region.width or None)), layout=False)
+
+    def on_resize(self) -> None:
+        if self.detail_rows and self.query("#detail"):
+            self.call_after_refresh(self.show_details)  # wrapped again to the new width
 
     # ---- filter and search --------------------------------------------------------------------------------------
     async def mount_bars(self) -> None:
