@@ -39,7 +39,7 @@ from .command import Command, device_env
 from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout
 from .payload import payload_path
 from .probe import InterpreterInfo, probe_interpreter
-from .rules import check_rules, resolve_backend, version_between
+from .rules import Finding, check_rules, resolve_backend, version_between
 from .rundir import DEFAULT_OUTPUT, create_run_dir, write_json
 from .session import RunPlan, RunResult, execute_run
 
@@ -71,7 +71,12 @@ DoneCallback = Callable[["CheckRow"], None]
 
 
 class CheckError(Exception):
-    """The check cannot start (exit 2); the message is one line."""
+    """The check cannot start (exit 2); the message is one line. `findings`: the rules that refused it, when rules
+    did (for a front end that words their advice its own way)."""
+
+    def __init__(self, message: str, findings: tuple[Finding, ...] = ()) -> None:
+        super().__init__(message)
+        self.findings = findings
 
 
 class NoGpuError(CheckError):
@@ -137,6 +142,7 @@ class CheckPlan:
     output: Path
     min_fraction: float
     warnings: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()  # the rules behind `warnings`, one per distinct message
 
 
 @dataclass
@@ -277,21 +283,22 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
     if mode is None:  # Proton's CLI in Triton 3.5.x cannot enable the triton hook; env mode can
         mode = "env" if version_between(info, "3.5.0", "3.6.0") else "cli"
     payload = Path(payload) if payload is not None else payload_path()
-    slots, warnings = [], []
+    slots, warned = [], []
     for index in indices:
         label = f"cpu{index}" if cpu else str(index)
         params = RunParams(size=size, iters=iters, python=python, device="cpu" if cpu else index,
                            output=Path(output), name=f"vecadd-{'cpu' if cpu else 'gpu'}{index}", profile=profile,
                            timeout=timeout, mode=mode, inject_bug=index in bugged, payload=payload)
         findings = tuple(check_rules(params, info, environ))
-        refusals = [finding.message for finding in findings if finding.refuses]
+        refusals = [finding for finding in findings if finding.refuses]
         if refusals:
-            raise CheckError("refused configuration: " + "; ".join(refusals))
-        warnings += [finding.message for finding in findings if finding.message not in warnings]
+            raise CheckError("refused configuration: " + "; ".join(f.message for f in refusals), tuple(refusals))
+        warned += [finding for finding in findings if finding.message not in {f.message for f in warned}]
         plan = RunPlan(params, info, findings, resolve_backend(params.backend, info) if profile else None, payload)
         name = INTERPRETER_NAME if cpu else info.gpu_names[index]
         slots.append(CheckSlot(index, label, name, plan))
-    return CheckPlan(info, tuple(slots), cpu, size, iters, profile, Path(output), fraction, tuple(warnings))
+    return CheckPlan(info, tuple(slots), cpu, size, iters, profile, Path(output), fraction,
+                     tuple(finding.message for finding in warned), tuple(warned))
 
 
 async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = None,

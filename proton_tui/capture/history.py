@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from ..formatting import counted
-from .check import CHECK_JSON
+from .check import CHECK_JSON, CheckReport, CheckRow
 from .classify import Outcome, OutputClassifier, Verdict
 from .command import Command
 from .rundir import RUN_JSON, STDOUT_LOG
@@ -67,6 +67,23 @@ class StoredRun:
         if log.is_file():
             classifier.feed(log.read_text(errors="replace").splitlines())
         return RunResult(self.path, command, verdict, classifier, process, None, record)
+
+
+    def check_report(self) -> CheckReport | None:
+        """A box check as the check screen shows it, read back from its check.json; None for a run or a check whose
+        record cannot be read."""
+        record = self.record
+        if self.kind != "check" or record is None:
+            return None
+        known = set(CheckRow.__dataclass_fields__)
+        try:
+            rows = [CheckRow(**{key: value for key, value in row.items() if key in known}) for row in record["rows"]]
+            return CheckReport(rows, record["mode"] == "cpu", record["python"], int(record["size"]),
+                               int(record["iters"]), bool(record["profile"]), float(record["min_fraction"]),
+                               record.get("median_gbps"), record.get("check_dir") or str(self.path),
+                               tuple(record.get("warnings") or ()), dict(record.get("interpreter") or {}))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
 
 
 def stored_runs(output: Path) -> list[StoredRun]:

@@ -17,7 +17,7 @@ from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
 from ..hatchet import Profile, load_profile
-from .messages import LoadFailed, Opening, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from .messages import LoadFailed, OpenCheck, Opening, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
 from .screens.help import HelpScreen
 from .screens.viewer import ProfileScreen
 
@@ -160,6 +160,12 @@ class ProtonApp(App):
             self.push_screen(ProfileScreen(run.profile, run=run))
         else:
             self.push_screen(RunScreen(finished=run))
+
+    @on(OpenCheck)
+    def open_check(self, message: OpenCheck) -> None:
+        from .screens.check import CheckScreen
+
+        self.push_screen(CheckScreen(finished=message.report))
 
     @on(LoadFailed)
     def load_failed(self, message: LoadFailed) -> None:

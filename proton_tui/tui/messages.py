@@ -15,6 +15,7 @@ from ..hatchet import Profile
 from ..names import Names
 
 if TYPE_CHECKING:
+    from ..capture.check import CheckReport
     from ..capture.session import RunResult
     from ..diff import ProfileDiff
 
@@ -83,6 +84,14 @@ class OpenRun(Message):
     def __init__(self, run: RunResult) -> None:
         super().__init__()
         self.run = run
+
+
+class OpenCheck(Message):
+    """Show a finished box check (read back from its folder)."""
+
+    def __init__(self, report: CheckReport) -> None:
+        super().__init__()
+        self.report = report
 
 
 class ShowDiff(Message):

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from proton_tui.capture.history import stored_runs
 from proton_tui.cli import app
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.screens.check import CheckScreen
 from proton_tui.tui.screens.run import RunScreen
 from proton_tui.tui.screens.runs import THIS_PROCESS, RunsScreen
 from tests.helpers import wait_for
@@ -43,6 +44,9 @@ def test_every_run_and_check_is_listed_newest_first(output):
     assert result.verdict.passed and result.command.argv == tuple(run.record["argv"])
     assert result.classifier.signals.max_abs_err == 0.0  # its log read back
     assert check.run_result() is None and damaged.run_result() is None
+    report = check.check_report()
+    assert report.cpu and [row.passed for row in report.rows] == [True] and report.check_dir == str(check.path)
+    assert run.check_report() is None and damaged.check_report() is None
 
 
 @pytest.mark.slow
@@ -63,3 +67,10 @@ async def test_f4_lists_the_folder_and_reopens_a_run_with_its_command_line(outpu
         command = str(app_.screen.query_one("#run-command").render())
         assert command.startswith("$ env ") and "vecadd.py --size 2048 --iters 2" in command
         assert "vecadd: PASS" in "\n".join(app_.screen.query_one("#run-log").lines)
+        await pilot.press("b")  # back to the list: the check reopens as it ended, nothing runs
+        await pilot.pause()
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert isinstance(app_.screen, CheckScreen) and app_.screen.report is not None
+        assert app_.screen.status_text().startswith("PASS  ·  the 1 run passed, none flagged")
+        assert str(app_.screen.query_one("#check-table").get_row_at(0)[2]) == "PASS"

@@ -89,7 +89,7 @@ async def test_run_the_real_payload_on_cpu_streams_pass(tmp_path, monkeypatch):
         status = run_screen.status_text()
         assert status.count("PASS") == 1 and "max_abs_err=0.000e+00" in status
         offered = [key[2] for key in run_screen.query_one("KeyBar").keys]
-        assert "Back to form" in offered and not {"Cancel run", "View capture"} & set(offered)  # nothing to cancel or view
+        assert "Back" in offered and not {"Cancel run", "View capture"} & set(offered)  # nothing to cancel or view
         log_text = "\n".join(run_screen.query_one("#run-log").lines)
         assert "vecadd: size=4096 iters=2 block_size=1024" in log_text and "vecadd: PASS" in log_text
         assert (run_screen.result.run_dir / "run.json").exists()

@@ -436,3 +436,13 @@ async def test_gpu_check_every_visible_gpu(tmp_path):
     if len(report.rows) > 1:
         assert max(r.started_at for r in report.rows) < min(r.finished_at for r in report.rows)
     assert report.exit_code == 1 and report.failed == [report.rows[-1]]
+
+
+def test_a_refused_check_carries_its_rules_for_each_front_end_to_word():
+    """Under rocprofv3 a profiled check is refused: the command line names --backend instrumentation, the TUI's
+    check screen the form's Backend control (from the same findings)."""
+    with pytest.raises(CheckError) as refused:
+        plan_check(info=interpreter("amd"), environ={"ROCPROFILER_REGISTER_LIBRARY": "1"})
+    assert "--backend instrumentation" in str(refused.value)
+    (finding,) = refused.value.findings
+    assert "Backend instrumentation" in finding.form_message and "--" not in finding.form_message

@@ -79,11 +79,14 @@ class CheckScreen(Screen):
     def __init__(self, python: str | None = None, output: Path | None = None, cpu: bool = False,
                  profile: bool | None = None, *, size: str | int | None = None, iters: str | int | None = None,
                  jobs: str | int | None = None, gpus: str | None = None, min_fraction: str | float = MIN_FRACTION,
-                 timeout: str | float | None = None) -> None:
+                 timeout: str | float | None = None, finished: CheckReport | None = None) -> None:
         """``profile`` None means the CLI's default: a capture per GPU, none with ``cpu``. ``size``, ``iters``,
         ``jobs`` (``cpu`` only), ``gpus``, ``min_fraction`` and ``timeout`` are ``plan_check``'s options; None
-        keeps its defaults."""
+        keeps its defaults. ``finished``: a check read back from its folder, shown as it ended (nothing runs)."""
         super().__init__()
+        self.finished = finished
+        if finished is not None:
+            cpu, profile = finished.cpu, finished.profile
         self.python, self.output, self.cpu = python, output, cpu
         self.profile = (not cpu) if profile is None else profile
         self.options = {"size": size, "iters": iters, "jobs": jobs, "gpus": gpus, "min_fraction": min_fraction}
@@ -114,7 +117,14 @@ class CheckScreen(Screen):
         self.query_one("#check-result").display = False
         self.flusher = self.set_interval(FLUSH_S, self.flush)
         self.flush()
-        self.run_check()
+        if self.finished is None:
+            self.run_check()
+            return
+        for row in self.finished.rows:  # as its runs were planned, then its end
+            placeholder = (row.label, row.name, *("" for _ in TABLE_COLUMNS[2:]))
+            self.query_one("#check-table", DataTable).add_row(*(Text(cell) for cell in placeholder), key=row.label)
+        self.check_dir = self.finished.check_dir
+        self.post_message(CheckFinished(self.finished))
 
     def on_unmount(self) -> None:
         self.stop.set()  # a backstop: the worker's cancellation already ends every process group
@@ -144,15 +154,20 @@ class CheckScreen(Screen):
         except NoGpuError as error:
             self.post_message(CheckFinished(None, str(error), no_gpu=True))
             return
-        except (ParamError, ProbeError, CheckError, FileNotFoundError) as error:
+        except CheckError as error:
+            reason = ("refused configuration: " + "; ".join(f.form_message for f in error.findings)
+                      if error.findings else str(error))  # the rules' advice in the form's words
+            self.post_message(CheckFinished(None, f"could not start: {reason}"))
+            return
+        except (ParamError, ProbeError, FileNotFoundError) as error:
             self.post_message(CheckFinished(None, f"could not start: {error}"))
             return
         if self.stop.is_set():  # cancelled while the interpreter was probed: start nothing
             self.post_message(CheckFinished(None, "cancelled before any run started"))
             return
         self.post_message(CheckPlanned(plan))
-        for warning in plan.warnings:
-            self.query_one(BatchedLog).add([f"proton-tui: warning: {warning}"])
+        for finding in plan.findings:
+            self.query_one(BatchedLog).add([f"proton-tui: warning: {finding.form_message}"])
         try:
             report = await execute_check(plan, on_lines=self.on_lines, on_start=self.on_start,
                                          on_done=lambda row: self.post_message(CheckRowDone(row)), stop=self.stop)
@@ -202,7 +217,7 @@ class CheckScreen(Screen):
             verdict = f"PASS  ·  {'the' if count == 1 else 'all'} {counted(count, what)} passed, none flagged"
         else:
             verdict = f"FAIL  ·  {len(report.failed)} of {count} failed, {len(report.flagged)} flagged"
-        parts = [verdict, f"{elapsed:.1f} s"]
+        parts = [verdict] if self.finished is not None else [verdict, f"{elapsed:.1f} s"]  # stored: no wall time
         if report.cpu:
             parts.append("bandwidth not measured (Triton interpreter)")
         elif report.median_gbps is not None:

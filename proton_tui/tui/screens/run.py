@@ -32,7 +32,7 @@ class RunScreen(Screen):
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel run"),
         Binding("enter,v", "view", "View capture"),
-        Binding("b", "back", "Back to form"),
+        Binding("b", "back", "Back"),
         Binding("f4", "app.show_runs", "Runs"),
         Binding("f1", "app.help", "Help"),
     ]

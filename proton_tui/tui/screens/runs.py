@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from ...capture.history import StoredRun, stored_runs
 from ...console import printable
 from ...formatting import counted
-from ..messages import OpenRun
+from ..messages import OpenCheck, OpenRun
 from ..widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -56,9 +56,12 @@ class RunsScreen(Screen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         _, run, entry = self.entries[int(event.option.id)]
         if run is None and entry is not None:
+            if (report := entry.check_report()) is not None:
+                self.post_message(OpenCheck(report))
+                return
             run = entry.run_result()
             if run is None:
-                what = entry.problem or f"a box check: its report is {entry.path / 'check.json'}"
-                self.notify(printable(f"{entry.path.name}: {what}"), timeout=6, markup=False)
+                self.notify(printable(f"{entry.path.name}: {entry.problem or 'its record cannot be read'}"),
+                            severity="error", timeout=6, markup=False)
                 return
         self.post_message(OpenRun(run))
