@@ -46,7 +46,7 @@ class RunsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         mine = sum(1 for _, run, _ in self.entries if run is not None)
-        summary = (f"{counted(len(self.entries), 'run')} and checks in {self.output} (newest first; "
+        summary = (f"{counted(len(self.entries), 'run or check', 'runs and checks')} in {self.output} (newest first; "
                    f"{THIS_PROCESS.strip()} {counted(mine, 'run')} made since proton-tui opened)"
                    if self.entries else f"No run or check in {self.output} yet.")
         yield Static(Text(printable(summary)), id="summary")
