@@ -68,7 +68,6 @@ class StoredRun:
             classifier.feed(log.read_text(errors="replace").splitlines())
         return RunResult(self.path, command, verdict, classifier, process, None, record)
 
-
     def check_report(self) -> CheckReport | None:
         """A box check as the check screen shows it, read back from its check.json; None for a run or a check whose
         record cannot be read."""

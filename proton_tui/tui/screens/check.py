@@ -121,8 +121,7 @@ class CheckScreen(Screen):
             self.run_check()
             return
         for row in self.finished.rows:  # as its runs were planned, then its end
-            placeholder = (row.label, row.name, *("" for _ in TABLE_COLUMNS[2:]))
-            self.query_one("#check-table", DataTable).add_row(*(Text(cell) for cell in placeholder), key=row.label)
+            self.add_row(row.label, row.name, "")
         self.check_dir = self.finished.check_dir
         self.post_message(CheckFinished(self.finished))
 
@@ -240,10 +239,13 @@ class CheckScreen(Screen):
     def on_check_planned(self, message: CheckPlanned) -> None:
         self.plan = message.plan
         for slot in message.plan.slots:
-            placeholder = (slot.label, slot.name, "running", *("" for _ in TABLE_COLUMNS[3:]))
-            self.query_one("#check-table", DataTable).add_row(
-                *(Text(cell) for cell in placeholder), key=slot.label)
+            self.add_row(slot.label, slot.name, "running")
         self.flush()
+
+    def add_row(self, label: str, name: str, state: str) -> None:
+        """A GPU's (or job's) row before its result: its label, name and state, the rest empty."""
+        cells = (label, name, state, *("" for _ in TABLE_COLUMNS[3:]))
+        self.query_one("#check-table", DataTable).add_row(*(Text(cell) for cell in cells), key=label)
 
     def on_check_row_done(self, message: CheckRowDone) -> None:
         self.rows[message.row.label] = message.row
