@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 
@@ -19,6 +20,16 @@ def size_text(size: int) -> str:
 # overrides and isolates (they move the cursor, clear the screen, set the window title, colour or reverse text).
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def near_path(path: str | os.PathLike) -> str:
+    """A path as short as it reads unambiguously here: relative to the working folder when it is under it, else
+    as given."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def printable(text: str) -> str:

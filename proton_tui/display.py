@@ -51,20 +51,22 @@ def sort_keys_for(profile: Profile) -> list[str]:
 
 
 class Display:
-    """A profile as a view shows it: names (`Names`), sort key and direction, rows hidden by depth or threshold
-    (`visible`, from Profile.visible; a hidden row hides its subtree)."""
+    """A profile as a view shows it: names (`Names`), sort key and direction, rows hidden by depth, threshold or for
+    being empty (`visible`, from Profile.visible; a hidden row hides its subtree; `hidden_empty` counts the empty
+    frames among them)."""
 
     def __init__(self, profile: Profile, names: Names | None = None, sort: str = "time", reverse: bool = False,
-                 visible: list[bool] | None = None) -> None:
+                 visible: list[bool] | None = None, hidden_empty: int = 0) -> None:
         self.profile, self.names, self.sort, self.reverse, self.visible = profile, names or Names(), \
             sort_key(sort), reverse, visible
+        self.hidden_empty = hidden_empty
         self._children: dict[int, list[int]] = {}
         self._below: dict[int, str] = {0: ""}
 
     def but(self, **changes) -> Display:
-        """The same display with some of profile, names, sort, reverse, visible changed."""
+        """The same display with some of profile, names, sort, reverse, visible, hidden_empty changed."""
         values = {"profile": self.profile, "names": self.names, "sort": self.sort.key, "reverse": self.reverse,
-                  "visible": self.visible, **changes}
+                  "visible": self.visible, "hidden_empty": self.hidden_empty, **changes}
         return Display(**values)
 
     @property

@@ -66,6 +66,8 @@ def export_text(display: Display, *, view: str = "tree", fmt: str) -> str:
         document = {"schema": JSON_SCHEMA, "file": str(profile.path), "view": view, "unit": json_unit(profile),
                     "sort": display.sort.key, "descending": display.descending, "total": profile.total,
                     "rows": records}
+        if view == "tree":
+            document["hidden_empty_rows"] = display.hidden_empty
         return json_text(document)
     if fmt == "csv":
         return tree_csv(display) if view == "tree" else kernel_csv(display)

@@ -53,16 +53,18 @@ def bandwidth_notes(profile: Profile) -> list[str]:
 
 
 def device_lines(profile: Profile) -> list[str]:
-    """Per-device kernel totals and the warnings of a multi-device capture (nothing for a single device)."""
+    """Why the devices are called as they are (a pinned run), then per-device kernel totals and the warnings of a
+    multi-device capture (nothing more for a single device)."""
+    note = [printable(f"device: {profile.device_note}")] if profile.device_note else []
     if len(profile.kernel_devices()) < 2:
-        return []
+        return note
     totals = profile.device_totals()
     shares = "  ".join(
         f"{device or 'no device'} {format_value(value, profile.unit)} ({format_percent(profile.percent(value))})"
         for device, value in totals.items()
     )
-    return [printable(line) for line in
-            [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]]
+    return note + [printable(line) for line in
+                   [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]]
 
 
 def node_details(display: Display, node: int) -> list[tuple[str, str]]:
@@ -170,8 +172,15 @@ def tree_lines(display: Display) -> Iterator[str]:
     yield aligned_row([c.title for c in cols], cols, "name")
     for node in display.walk():
         yield aligned_row(node_cells(profile, node), cols, display.guide(node) + display.name(node))
+    if display.hidden_empty:
+        yield f"({empty_hidden_text(display.hidden_empty)}; --show-empty shows them)"
     if profile.hidden_internal:
         yield f"({profile.hidden_internal} internal Proton nodes hidden)"
+
+
+def empty_hidden_text(count: int) -> str:
+    """What the views say of the empty frames they hide."""
+    return f"{counted(count, 'empty frame')} hidden: nothing recorded below them"
 
 
 def write_lines(lines: Iterator[str], out: TextIO) -> None:
@@ -269,6 +278,7 @@ def summary_json(display: Display) -> dict:
         "device_totals": profile.device_totals(),
         "nodes": profile.node_count,
         "hidden_internal_nodes": profile.hidden_internal,
+        "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
     }

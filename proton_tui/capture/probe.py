@@ -113,7 +113,8 @@ def cache_entry(python: str) -> Path | None:
     if executable is None:
         return None
     boot = BOOT_ID.read_text().strip() if BOOT_ID.exists() else ""
-    pins = "\n".join(f"{var}={os.environ.get(var, '')}" for var in CACHE_KEY_ENV)
+    # unset and empty differ: CUDA_VISIBLE_DEVICES="" hides every GPU, unset shows them all
+    pins = "\n".join(f"{var}={os.environ[var]}" if var in os.environ else f"{var} unset" for var in CACHE_KEY_ENV)
     text = "\n".join([os.path.abspath(executable), socket.gethostname(), boot, pins])
     return cache_dir() / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
 

@@ -82,6 +82,24 @@ def pinned_text(record: dict) -> str | None:
     return f"GPU {chosen}, pinned with {variable}={value}: the capture calls it device 0"
 
 
+PINNING_DEVICE_TYPES = {"CUDA_VISIBLE_DEVICES": "CUDA", "HIP_VISIBLE_DEVICES": "HIP", "ROCR_VISIBLE_DEVICES": "HIP"}
+
+
+def pinned_devices(record: dict) -> tuple[dict[str, str], str] | None:
+    """For a run pinned to one GPU: how its capture's device 0 is renamed to the GPU the user chose
+    ({"CUDA:0": "CUDA:1"}) and the note that says so; None for a run not pinned."""
+    chosen, pinning = record.get("device_requested"), record.get("device_pinning") or {}
+    if not isinstance(chosen, int) or not pinning:
+        return None
+    variable, value = next(iter(pinning.items()))
+    device_type = PINNING_DEVICE_TYPES.get(variable)
+    if device_type is None:
+        return None
+    return ({f"{device_type}:0": f"{device_type}:{chosen}"},
+            f"{device_type}:{chosen} is the GPU chosen, pinned with {variable}={value}: the capture file calls it "
+            f"{device_type}:0")
+
+
 def backend_text(record: dict) -> str:
     """A run record's backend asked for and what it resolved to, or "unprofiled"."""
     requested, resolved = record.get("backend_requested"), record.get("backend_resolved")
@@ -130,21 +148,30 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
             started_at: datetime) -> RunResult:
     profile, capture = None, None
     if command.capture_path is not None:
-        capture, profile = capture_status(command.capture_path)
+        capture, profile = capture_status(command.capture_path, {"device_requested": plan.params.device,
+                                                                  "device_pinning": pinning(command)})
     verdict = decide_verdict(classifier, process, capture, plan.params.backend)
     record = run_record(plan, run_dir, command, classifier, process, verdict, profile, started_at)
     write_json(run_dir / RUN_JSON, record)
     return RunResult(run_dir, command, verdict, classifier, process, profile, record)
 
 
-def capture_status(path: Path) -> tuple[CaptureStatus, Profile | None]:
-    """What Proton left at ``path``, and the loaded profile when it could be read."""
+def pinning(command: Command) -> dict[str, str]:
+    """The *_VISIBLE_DEVICES variables a command sets to pin its run to one GPU."""
+    return {key: value for key, value in command.env_changes.items() if key.endswith("VISIBLE_DEVICES")}
+
+
+def capture_status(path: Path, record: dict | None = None) -> tuple[CaptureStatus, Profile | None]:
+    """What Proton left at ``path``, and the loaded profile when it could be read; with the run's `record`, its
+    devices called as the user chose them (`pinned_devices`)."""
     if not path.exists():
         return CaptureStatus(path, missing=True), None
     try:
         profile = load_profile(path, settled=True)  # the run's processes have ended
     except CaptureError as error:
         return CaptureStatus(path, error=str(error)), None
+    if record is not None and (pinned := pinned_devices(record)) is not None:
+        profile.renumber_devices(*pinned)
     return CaptureStatus(path, empty=profile.is_empty), profile
 
 
@@ -152,7 +179,7 @@ def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: Outpu
                process: ProcessResult, verdict: Verdict, profile: Profile | None, started_at: datetime) -> dict:
     """Everything run.json holds: enough to reproduce the run and to compare it with another."""
     params, info, signals = plan.params, plan.info, classifier.signals
-    pinned = {key: value for key, value in command.env_changes.items() if key.endswith("VISIBLE_DEVICES")}
+    pinned = pinning(command)
     return {
         "schema": JSON_SCHEMA,
         "tool": f"proton-tui {__version__}",

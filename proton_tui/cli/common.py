@@ -39,12 +39,12 @@ def fail(message: str) -> NoReturn:
 
 
 def view_filter(include: str | None = None, exclude: str | None = None, threshold: str | None = None,
-                depth: str | None = None) -> ViewFilter:
+                depth: str | None = None, show_empty: bool = False) -> ViewFilter:
     """The filter options as one ViewFilter; a bad value is a one-line error naming its flag."""
     from ..filters import FilterError, ViewFilter
 
     try:
-        return ViewFilter.parse(include, exclude, threshold, depth, labels=FLAG_LABELS)
+        return ViewFilter.parse(include, exclude, threshold, depth, labels=FLAG_LABELS, show_empty=show_empty)
     except FilterError as error:
         fail(str(error))
 

@@ -35,6 +35,8 @@ def view(
         "--sort", help="Order rows by time, launches, avg, gbps or name (largest first; names A to Z).")] = "time",
     reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
     raw_names: RawNamesOption = False,
+    show_empty: Annotated[bool, typer.Option(
+        "--show-empty", help="Tree: keep the frames with no time in their whole subtree (hidden by default).")] = False,
     show_internal: Annotated[
         bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
     ] = False,
@@ -46,9 +48,9 @@ def view(
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
     from .. import report
     from ..console import size_text
-    from ..display import SORT_KEYS, Display
+    from ..display import SORT_KEYS
 
-    chosen = view_filter(include, exclude, threshold, depth)
+    chosen = view_filter(include, exclude, threshold, depth, show_empty)
     if sort not in SORT_KEYS:
         fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
     if sum((plain, kernels, as_json, as_csv)) > 1:
@@ -66,8 +68,7 @@ def view(
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal)
     names = names_for([profile], raw_names)
-    profile, mask = chosen.apply(profile, names)
-    display = Display(profile, names, sort, reverse, mask)
+    display = chosen.shown(profile, names, sort, reverse)
     if export is not None:
         from ..export import export_text, format_for_path, write_export
 

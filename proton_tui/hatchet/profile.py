@@ -77,7 +77,9 @@ class Profile:
     _kernel_stats: list[KernelStats] | None = field(default=None, repr=False)
     _device_names: list[str] | None = field(default=None, repr=False)
     _device_totals: dict[str, float] | None = field(default=None, repr=False)
+    _empty: list[bool] | None = field(default=None, repr=False)
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
+    device_note: str | None = None  # why the devices are not called as the capture file calls them
 
     @property
     def node_count(self) -> int:
@@ -165,6 +167,25 @@ class Profile:
             for device_id in by_id
         }
 
+    def renumber_devices(self, mapping: dict[str, str], note: str | None = None) -> None:
+        """Call devices by other labels ({"CUDA:0": "CUDA:1"}: the GPU a pinned run chose, which its capture numbers
+        0), in the node labels and device_info alike; `note` says why, for the views to show. A label the capture
+        already uses is never taken (two devices would merge)."""
+        taken = set(self.device_names())
+        mapping = {old: new for old, new in mapping.items() if old != new and new not in taken}
+        if not mapping:
+            return
+        self.devices = [mapping.get(device, device) for device in self.devices]
+        info = {}
+        for device_type, by_id in self.device_info.items():
+            if isinstance(by_id, dict):
+                by_id = {mapping.get(f"{device_type}:{device_id}", f"{device_type}:{device_id}").partition(":")[2]: spec
+                         for device_id, spec in by_id.items()}
+            info[device_type] = by_id
+        self.device_info = info
+        self.device_note = note
+        self._kernel_stats = self._device_names = self._device_totals = None
+
     def percent(self, value: float) -> float:
         """Share of the whole capture's total, also in a filtered subset."""
         total = self.total if self.reference_total is None else self.reference_total
@@ -193,11 +214,35 @@ class Profile:
             keep = [k and (b or a) for k, b, a in zip(keep, below_hit, above_hit)]
         return self if all(keep) else self.subset(keep)
 
-    def visible(self, min_percent: float = 0.0, max_depth: int | None = None) -> list[bool]:
-        """Which nodes a display shows: at most max_depth deep and at least min_percent of the total.
-        Hiding a row changes no number: a scope keeps the time of the kernels it hides."""
+    def empty_nodes(self) -> list[bool]:
+        """Which nodes are empty: neither they nor any node below them record anything (a value of their own, or
+        any metric but a zero): a python frame that launched nothing, Proton's `__enter__` of a scope. ROOT never
+        is."""
+        if self._empty is None:
+            children, has_own, metrics = self.children, self.has_own, self.metrics
+            if not any(not kids and not own and not records(metrics[node])
+                       for node, (kids, own) in enumerate(zip(children, has_own))):  # no empty leaf: none is empty
+                self._empty = [False] * self.node_count
+            else:
+                holds = [own or records(node_metrics) for own, node_metrics in zip(has_own, metrics)]
+                holds[0] = True
+                for node, parent in zip(range(self.node_count - 1, 0, -1), reversed(self.parents)):
+                    if holds[node]:
+                        holds[parent] = True
+                self._empty = [not held for held in holds]
+        return self._empty
+
+    def empty_count(self) -> int:
+        """How many nodes are empty (see `empty_nodes`)."""
+        return self.empty_nodes().count(True)
+
+    def visible(self, min_percent: float = 0.0, max_depth: int | None = None, show_empty: bool = True) -> list[bool]:
+        """Which nodes a display shows: at most max_depth deep, at least min_percent of the total, and, without
+        `show_empty`, not empty. Hiding a row changes no number: a scope keeps the time of the kernels it hides."""
+        empty = None if show_empty else self.empty_nodes()
         return [
-            node == 0 or ((max_depth is None or depth <= max_depth) and self.percent(value) >= min_percent)
+            node == 0 or ((max_depth is None or depth <= max_depth) and self.percent(value) >= min_percent
+                          and (empty is None or not empty[node]))
             for node, (depth, value) in enumerate(zip(self.depths, self.inclusive))
         ]
 
@@ -230,6 +275,7 @@ class Profile:
                 own_bytes=[self.own_bytes[i] for i in picked],
                 device_info=self.device_info,
                 hidden_internal=self.hidden_internal,
+                device_note=self.device_note,
                 reference_total=self.total if self.reference_total is None else self.reference_total,
             )
         )
@@ -344,6 +390,13 @@ class Profile:
         }
 
 
+def records(metrics: dict | int | None) -> bool:
+    """Whether a node's raw metrics record anything: any metric but a zero (None: a plain kernel's, which do)."""
+    if metrics is None:
+        return True
+    return isinstance(metrics, dict) and any(not (is_number(value) and value == 0) for value in metrics.values())
+
+
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -381,7 +434,7 @@ def with_inclusive(profile: Profile) -> Profile:
         profile.is_kernel = list(has_own)
     profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
     profile.has_bytes = any(node_bytes)
-    profile._kernel_stats = profile._device_totals = None
+    profile._kernel_stats = profile._device_totals = profile._empty = None
     return profile
 
 
@@ -403,7 +456,7 @@ def graft(profile: Profile, part: Profile, at: int) -> None:
     profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
     profile.hidden_internal += part.hidden_internal
     profile.has_bytes = profile.has_bytes or part.has_bytes
-    profile._kernel_stats = profile._device_totals = None  # summed over the whole when first asked for
+    profile._kernel_stats = profile._device_totals = profile._empty = None  # summed over the whole when first asked for
     value = sum(profile.inclusive[root] for root in roots)
     launches = sum(profile.launches[root] for root in roots)
     size = sum(profile.bytes[root] for root in roots)

@@ -30,11 +30,11 @@ class Terminal:
             raise AssertionError(f"tmux {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
         return done.stdout
 
-    def start(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str], size: tuple[int, int] = (WIDTH, HEIGHT)) -> None:
         # -f /dev/null: no user configuration; remain-on-exit keeps the pane (and its exit status) after proton-tui
         # exits, so the test can read how it ended.
         subprocess.run([TMUX, "-L", self.socket, "-f", os.devnull, "new-session", "-d", "-s", SESSION,
-                        "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(cwd), *argv,
+                        "-x", str(size[0]), "-y", str(size[1]), "-c", str(cwd), *argv,
                         ";", "set-option", "-g", "remain-on-exit", "on"],
                        check=True, env=env, capture_output=True, timeout=30)
         self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip() or None
@@ -91,7 +91,8 @@ def leftover_processes(marker: str) -> list[str]:
     return found
 
 
-def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = False) -> Path:
+def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = False,
+                     size: tuple[int, int] = (WIDTH, HEIGHT)) -> Path:
     """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to. With
     `linger` the shell stays a while after it, so the terminal's state is read while a program still runs there."""
     script = Path(sys.executable).with_name("proton-tui")
@@ -101,7 +102,7 @@ def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = 
     rc_file = tmp_path / f"exit-status-{uuid.uuid4().hex[:8]}"
     # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
     after = "; sleep 60" if linger else ""
-    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"' + after, str(rc_file), str(script), *args], tmp_path, env)
+    term.start(["sh", "-c", '"$@"; echo "$?" > "$0"' + after, str(rc_file), str(script), *args], tmp_path, env, size)
     return rc_file
 
 

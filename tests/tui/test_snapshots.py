@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from textual.widgets import Input
@@ -10,7 +11,7 @@ from textual.widgets import Input
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import capture_path
+from tests.helpers import FIXTURES, capture_path
 
 SIZE = (130, 36)
 
@@ -90,3 +91,36 @@ def test_viewer_at_the_smallest_and_a_large_terminal(snap_compare, size):
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(snap_compare, size):
     assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)
+
+
+H200_PYTHON = "/opt/torch/.venv/bin/python3"
+
+
+def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
+    """The form as it opens on the 2×H200 box: its interpreter's probe answer, recorded there
+    (tests/fixtures/h200_probe.json), stands for the probe, which would ask this machine's Python instead."""
+    import json
+
+    from proton_tui.capture import probe
+
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
+    monkeypatch.setitem(probe._cache, H200_PYTHON, info)
+    monkeypatch.chdir(tmp_path)
+    return ProtonApp(python=H200_PYTHON, output=Path("proton-runs"))
+
+
+def detected():
+    async def run_before(pilot) -> None:
+        for _ in range(400):
+            if "GPU" in str(pilot.app.screen.query_one("#detection").render()):
+                break
+            await asyncio.sleep(0.025)
+        await settle()(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_form_at_the_smallest_and_a_large_terminal(snap_compare, monkeypatch, tmp_path, size):
+    assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=detected(), terminal_size=size)

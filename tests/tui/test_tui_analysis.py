@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, OptionList
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
@@ -156,8 +156,9 @@ async def test_export_suggests_a_fresh_name_each_time_and_says_where_it_went(tmp
 
 
 async def test_compare_offers_the_captures_beside_the_open_one_and_in_the_output_folder(tmp_path, monkeypatch):
-    """`m` lists the other captures of the open one's folder and of the output folder's runs, newest first; Enter on
-    one compares with it."""
+    """`m` lists the other captures of the open one's folder and of the output folder's runs, newest first, as paths
+    from the working folder (a long absolute path wrapped over lines hides which run it is); Enter on one compares
+    with it."""
     monkeypatch.chdir(tmp_path)
     beside, run = tmp_path / "captures", tmp_path / "proton-runs" / "20261130-120000-vecadd"
     beside.mkdir()
@@ -174,6 +175,8 @@ async def test_compare_offers_the_captures_beside_the_open_one_and_in_the_output
         await pilot.pause()
         assert isinstance(app.screen, PathDialog)
         assert app.screen.choices == [str(beside / "b.hatchet"), str(run / "vecadd.hatchet")]
+        shown = [str(option.prompt) for option in app.screen.query_one("#choices", OptionList).options]
+        assert shown == ["captures/b.hatchet", "proton-runs/20261130-120000-vecadd/vecadd.hatchet"]  # under the cwd
         await pilot.press("down", "enter")
         await pilot.pause()
         assert isinstance(app.screen, DiffScreen)

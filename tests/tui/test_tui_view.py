@@ -235,3 +235,20 @@ async def test_a_defect_in_the_read_ends_the_app_as_a_crash():
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.5)
     assert app.return_code == 1
+
+
+async def test_empty_frames_are_hidden_and_h_shows_them():
+    """The viewer hides the frames that recorded nothing, says so in its header, and `h` shows them (and hides them
+    again), the cursor's node kept."""
+    app = ProtonApp(load_profile(capture_path("python_scopes")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("e")
+        assert not any("scope.py" in name for name in visible_names(table)) and len(table.model.rows) == 5
+        summary = str(app.screen.query_one("#summary").render())
+        assert "6 empty frames hidden: nothing recorded below them; h shows them" in summary
+        await pilot.press("h", "e")
+        assert sum("scope.py:56" in name for name in visible_names(table)) == 2 and len(table.model.rows) == 11
+        assert "empty frames hidden" not in str(app.screen.query_one("#summary").render())
+        await pilot.press("h")
+        assert len(table.model.rows) == 5

@@ -15,6 +15,7 @@ from proton_tui.capture.command import build_command
 from proton_tui.capture.params import RunParams
 from proton_tui.capture.probe import InterpreterInfo, version_tuple
 from proton_tui.capture.rules import check_rules, resolve_backend
+from tests.helpers import FIXTURES
 
 PY = "/opt/venv/bin/python"
 PAYLOAD = Path("/pkg/proton_tui/payload/vecadd.py")
@@ -209,3 +210,43 @@ def test_a_gpu_chosen_by_index_is_named_with_how_the_capture_calls_it():
                                    "calls it device 0)")
     assert pinned_text({**record, "device_requested": "auto", "device_pinning": {}}) is None
     assert device_text({**record, "device_requested": "auto", "device_pinning": {}}) == "device NVIDIA H200"
+
+
+def test_a_pinned_runs_capture_calls_its_gpu_as_the_user_chose_it(tmp_path):
+    """The capture of `run --device 1` numbers its GPU 0; read back for that run, every view calls it CUDA:1 (the
+    header, the kernels' devices, the peak from device_info) and says why."""
+    import shutil
+
+    from proton_tui.capture.session import capture_status
+    from proton_tui.display import Display
+    from proton_tui.report import kernel_records, tree_text
+
+    capture = shutil.copy(FIXTURES / "vecadd_hook.hatchet", tmp_path / "vecadd.hatchet")
+    record = {"device_requested": 1, "device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}}
+    _, alone = capture_status(Path(capture))
+    status, profile = capture_status(Path(capture), record)
+    assert not status.error and profile.device_names() == ["CUDA:1"]
+    text = tree_text(Display(profile))
+    assert "devices: CUDA:1" in text.splitlines()[0]
+    assert ("device: CUDA:1 is the GPU chosen, pinned with CUDA_VISIBLE_DEVICES=1: the capture file calls it CUDA:0"
+            in text.splitlines())
+    kernel = kernel_records(Display(profile))[0]
+    assert kernel["devices"] == ["CUDA:1"]
+    assert kernel["peak_percent"] == kernel_records(Display(alone))[0]["peak_percent"] is not None
+    assert alone.device_names() == ["CUDA:0"] and "CUDA:1" not in tree_text(Display(alone))
+
+
+def test_the_probe_cache_tells_an_empty_gpu_list_from_none(monkeypatch, tmp_path):
+    """CUDA_VISIBLE_DEVICES="" hides every GPU and unset shows them all: the two probes are kept apart, or a probe
+    made with the GPUs hidden answers later for all of them ("sees no GPU" on a GPU box)."""
+    import sys
+
+    from proton_tui.capture.probe import cache_entry
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    unset = cache_entry(sys.executable)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    empty = cache_entry(sys.executable)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert len({unset, empty, cache_entry(sys.executable)}) == 3

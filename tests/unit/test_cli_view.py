@@ -273,3 +273,22 @@ def test_options_that_would_be_ignored_are_refused(args, words):
     result = run_cli(*args)
     assert result.returncode == 2 and result.stdout == "" and words in result.stderr
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_empty_frames_are_hidden_unless_asked_for(tmp_path):
+    """A python-context capture with scopes holds frames that recorded nothing (`__enter__  scope.py:56`): the tree
+    hides them and says how many, every number unchanged; --show-empty shows them; the JSON documents count them."""
+    path = str(capture_path("python_scopes"))
+    hidden = run_cli("view", path, "--plain").stdout.splitlines()
+    shown = run_cli("view", path, "--plain", "--show-empty").stdout.splitlines()
+    assert not any("scope.py" in line for line in hidden) and sum("__enter__  scope.py:56" in line for line in shown) == 2
+    assert hidden[-1] == "(6 empty frames hidden: nothing recorded below them; --show-empty shows them)"
+    assert len(shown) == len(hidden) - 1 + 6 and not any("empty frame" in line for line in shown)
+    assert hidden[0] == shown[0] and hidden[2] == shown[2]  # header and ROOT: the same numbers
+    document = json.loads(run_cli("view", path, "--json").stdout)
+    assert document["empty_nodes"] == 6 and document["nodes"] == 11
+    run_cli("view", path, "--export", str(tmp_path / "tree.json"))
+    export = json.loads((tmp_path / "tree.json").read_text())
+    assert export["hidden_empty_rows"] == 6 and len(export["rows"]) == 5
+    kernels = run_cli("view", path, "--kernels").stdout
+    assert kernels == run_cli("view", path, "--kernels", "--show-empty").stdout  # no kernel is ever empty

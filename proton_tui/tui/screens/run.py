@@ -172,7 +172,7 @@ class RunScreen(Screen):
         if result is None or not self.has_capture(result):
             return
         if result.profile is None:  # a run read back from its folder: its capture is read now
-            status, profile = capture_status(result.command.capture_path)
+            status, profile = capture_status(result.command.capture_path, result.record)
             if profile is None or profile.is_empty:
                 self.notify(printable(status.error or f"{status.path}: no kernel to show"), severity="error",
                             markup=False)

@@ -23,10 +23,18 @@ from ...capture.rundir import DEFAULT_OUTPUT
 from ...diff import compare_candidates, diff_profiles
 from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
-from ...formatting import format_percent
+from ...formatting import counted, format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
 from ...names import Names, demangler_available
-from ...report import bandwidth_notes, details_text, device_lines, header_line, kernel_details, node_details
+from ...report import (
+    bandwidth_notes,
+    details_text,
+    device_lines,
+    empty_hidden_text,
+    header_line,
+    kernel_details,
+    node_details,
+)
 from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
@@ -63,6 +71,7 @@ class ProfileScreen(Screen):
         Binding("f", "filter", "Filter"),
         Binding("slash", "search", "Search"),
         Binding("F", "clear_filter", "Clear filter", show=False),
+        Binding("h", "toggle_empty", "Empty frames", show=False),
         Binding("escape", "escape", "Close bar / back", show=False),
         Binding("x", "export", "Export"),
         Binding("m", "compare", "Compare"),
@@ -108,6 +117,8 @@ class ProfileScreen(Screen):
             self.title = f"proton-tui — {self.opening.path.name}"
         else:
             self.title = f"proton-tui — {self.profile.path.name}"
+            if not self.profile.is_root_only:
+                self.filter_first()
             self.body_mounted()
 
     def finish_opening(self) -> None:
@@ -155,10 +166,14 @@ class ProfileScreen(Screen):
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
             table.load(self.profile)
-            if self.view_filter:
-                self.show_filtered(self.view_filter)
+            self.filter_first()
             body.set(display=True)
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
+
+    def filter_first(self) -> None:
+        """The freshly loaded table through the view's filter (which hides the empty frames unless asked)."""
+        if self.view_filter or self.view_filter.hidden_empty(self.profile):
+            self.show_filtered(self.view_filter)
 
     def body_mounted(self) -> None:
         if not self.profile.is_root_only:
@@ -180,7 +195,7 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
-        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare"):
+        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty"):
             return (self.profile is not None and not self.profile.is_root_only) or None
         return True
 
@@ -188,6 +203,8 @@ class ProfileScreen(Screen):
         lines = [header_line(profile)]
         if profile.reference_total is not None:
             lines[0] += f"  (filtered: {format_percent(profile.percent(profile.total))} of the capture)"
+        if hidden := self.view_filter.hidden_empty(profile):
+            lines[0] += f"  ({empty_hidden_text(hidden)}; h shows them)"
         return "\n".join(lines + device_lines(profile) + bandwidth_notes(profile))
 
     # ---- readable names -----------------------------------------------------------------------------------------
@@ -300,7 +317,7 @@ class ProfileScreen(Screen):
         error_label = self.query_one("#filter-error", Label)
         values = {field: self.query_one(f"#{field}", Input).value for field in FILTER_LABELS}
         try:
-            chosen = ViewFilter.parse(**values, labels=FILTER_LABELS)
+            chosen = ViewFilter.parse(**values, labels=FILTER_LABELS, show_empty=self.view_filter.show_empty)
         except FilterError as error:
             error_label.update(Text(str(error)))
             error_label.display = True
@@ -312,9 +329,19 @@ class ProfileScreen(Screen):
         """Show the capture through a filter, matched against the names as the table shows them."""
         self.view_filter = chosen
         table = self.query_one(ProfileTable)
-        filtered, visible = chosen.apply(self.profile, table.display_spec.names)
-        table.redisplay(profile=filtered, visible=visible)
-        self.query_one("#summary", Summary).update(Text(self.summary_text(filtered)))
+        shown = chosen.shown(self.profile, table.display_spec.names)
+        table.redisplay(profile=shown.profile, visible=shown.visible, hidden_empty=shown.hidden_empty)
+        self.query_one("#summary", Summary).update(Text(self.summary_text(shown.profile)))
+
+    def action_toggle_empty(self) -> None:
+        """Show or hide the frames with no time in their whole subtree."""
+        chosen = self.view_filter.but(show_empty=not self.view_filter.show_empty)
+        self.show_filtered(chosen)
+        count = self.query_one(ProfileTable).profile.empty_count()
+        if not count:
+            self.notify("This view has no empty frame.", timeout=3)
+        else:
+            self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
 
     @on(Input.Submitted, "#search")
     def search_submitted(self, event: Input.Submitted) -> None:

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ...console import printable
+from ...console import near_path, printable
 from ...diff import DiffError
 from ...hatchet import CaptureError
 from .key_bar import KeyBar
@@ -23,7 +23,8 @@ class PathDialog(ModalScreen):
     BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(self, prompt: str, value: str, act, choices: list[str] | None = None) -> None:
-        """`choices`: paths offered under the field (Enter on one acts on it; typing still works)."""
+        """`choices`: paths offered under the field, shown relative to the working folder when under it (Enter on
+        one acts on it; typing still works)."""
         super().__init__()
         self.prompt, self.value, self.act, self.choices = prompt, value, act, choices or []
 
@@ -34,8 +35,8 @@ class PathDialog(ModalScreen):
             yield Label("", id="path-error", classes="error")
             if self.choices:
                 yield Label(Text(f"or pick one ({len(self.choices)}, down to reach them):"))
-                yield OptionList(*[Option(Text(printable(choice)), id=str(i)) for i, choice in enumerate(self.choices)],
-                                 id="choices")
+                yield OptionList(*[Option(Text(printable(near_path(choice))), id=str(i))
+                                   for i, choice in enumerate(self.choices)], id="choices")
         yield KeyBar()
 
     def on_key(self, event) -> None:

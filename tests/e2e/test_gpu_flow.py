@@ -1,0 +1,112 @@
+"""On a GPU, the newcomer's whole path in a real terminal (tmux, 160×48): the form → Run → the kernel table → back
+to the form → a second run at another size → F4 lists both → compare the two captures.
+
+With PROTON_TUI_EVIDENCE=DIR it also writes what it measured there (`flow.json`: seconds from each keystroke to
+the screen it brings) and an SVG screenshot of the comparison, taken through the command palette."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+import pytest
+
+from proton_tui.capture.probe import probe_interpreter
+from tests.e2e.terminal import NO_TMUX, TMUX, Terminal, assert_nothing_left, exit_status, start_proton_tui
+from tests.e2e.test_e2e_tmux import type_into
+
+SIZE = (160, 48)
+has_gpu = probe_interpreter(sys.executable).gpu_count > 0
+
+pytestmark = [pytest.mark.slow, pytest.mark.gpu, pytest.mark.skipif(TMUX is None, reason=NO_TMUX),
+              pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")]
+
+
+def timed(term: Terminal, keys: tuple[str, ...], test, seconds: float, what: str) -> tuple[float, object]:
+    """Send keys, wait for the screen they bring; the seconds between the two and what `test` returned."""
+    started = time.monotonic()
+    term.keys(*keys)
+    found = term.wait_for(test, seconds, what)
+    return time.monotonic() - started, found
+
+
+def table_of(size: int):
+    """The viewer's table of a run at `size`: its kernel row and the header's GPU time."""
+    return lambda s: f"add_kernel<n={size}>" in s and "GPU time" in s and s
+
+
+def on_the_form(screen: str) -> bool:
+    return bool(re.search(r"^\s*Size\b", screen, re.M)) and "Iterations" in screen and "GPU time" not in screen
+
+
+def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))  # where the palette's screenshot lands
+    runs = tmp_path / "runs"
+    figures: dict[str, float] = {}
+    term = Terminal(f"proton-gpu-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "--output", str(runs), size=SIZE)
+        term.wait_for(lambda s: re.search(r"\d+ \w+ GPUs?:", s), 120, "the interpreter's GPU detection")
+
+        figures["run_1m_s"], screen = timed(term, ("C-r",), table_of(1048576), 300, "the first run's table")
+        assert "PASS" in screen, screen
+        for _ in range(3):  # the viewer goes back to the run screen, which goes back to the form
+            if on_the_form(term.screen()):
+                break
+            term.keys("b")
+            time.sleep(0.5)
+        term.wait_for(on_the_form, 15, "the form, back from the table")
+
+        type_into(term, "Size", "2097152")
+        figures["run_2m_s"], screen = timed(term, ("C-r",), table_of(2097152), 300, "the second run's table")
+        assert "PASS" in screen, screen
+
+        figures["runs_list_s"], screen = timed(term, ("F4",), lambda s: "2 runs" in s and s, 30, "F4's list")
+        assert screen.count("PASS") >= 2 and "size=1048576" in screen and "size=2097152" in screen, screen
+        term.keys("Escape")
+        term.wait_for(table_of(2097152), 15, "the second table again")
+
+        first = next(json.loads(path.read_text())["capture"] for path in runs.glob("*/run.json")
+                     if json.loads(path.read_text())["params"]["size"] == 1048576)
+        term.keys("m")
+        term.wait_for(lambda s: "Compare with another capture" in s, 15, "the compare dialog")
+        assert Path(first).parent.name in term.screen(), term.screen()  # offered among the choices
+        term.keys(first, literal=True)
+        figures["compare_s"], screen = timed(term, ("Enter",), lambda s: "A: " in s and "B: " in s and s, 30,
+                                             "the comparison")
+        assert "add_kernel<n=2097152>" in screen and "add_kernel<n=1048576>" in screen, screen
+
+        evidence = os.environ.get("PROTON_TUI_EVIDENCE")
+        if evidence:
+            term.keys("C-p")
+            term.wait_for(lambda s: "Search for commands" in s or ">" in s, 10, "the command palette")
+            term.keys("screenshot", literal=True)
+            time.sleep(1.0)
+            term.keys("Enter")
+            deadline = time.monotonic() + 15
+            while not (shots := list(home.rglob("*.svg"))) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            folder = Path(evidence)
+            folder.mkdir(parents=True, exist_ok=True)
+            if shots:
+                shutil.copy(shots[0], folder / "flow-compare.svg")
+            (folder / "flow-screen.txt").write_text(term.screen())
+            records = [orjson.loads(path.read_bytes()) for path in sorted(runs.glob("*/run.json"))]
+            figures["runs"] = [{key: record.get(key) for key in ("verdict", "device", "gbps", "wall_s")}
+                               | {"size": record["params"]["size"]} for record in records]
+            (folder / "flow.json").write_text(json.dumps(figures, indent=2))
+
+        term.keys("C-q")
+        assert exit_status(term, rc_file, 30, "ctrl+q") == "0"
+        assert_nothing_left(str(tmp_path))
+    finally:
+        term.kill()
