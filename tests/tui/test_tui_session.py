@@ -290,3 +290,36 @@ async def test_help_on_the_form_explains_each_control_and_lists_no_scroll_keys(t
         await pilot.press("escape")
         titles = [command.title for command in app.get_system_commands(form)]
         assert titles.count("Keys") == 1
+
+
+async def test_a_line_wider_than_the_log_is_folded_and_refolded_on_resize(tmp_path):
+    """The run log folds a long line onto the next rows (each marked ↪), nothing cut at the panel's edge, and
+    folds it again when the terminal is resized."""
+    from proton_tui.tui.widgets.batched_log import CONTINUED
+
+    line = "begin " + " ".join(f"word{i:03d}" for i in range(60)) + " end"
+    app = ProtonApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(RunScreen(RunParams(device="cpu", profile=False, output=tmp_path,
+                                            payload=str(SCRIPTS / "long_line.py"))))
+        run_screen = app.screen
+        await wait_for(lambda: run_screen.result is not None, 60)
+        await pilot.pause()
+        log = run_screen.query_one("#run-log")
+
+        def rows_of_the_line() -> list[str]:
+            start = next(i for i, row in enumerate(log.lines) if row.startswith("begin "))
+            rows = [log.lines[start]]
+            rows += [row for row in log.lines[start + 1:] if row.startswith(CONTINUED)]
+            return rows
+
+        width = log.scrollable_content_region.width
+        rows = rows_of_the_line()
+        assert len(rows) > 1 and all(len(row) <= width for row in rows)
+        assert rows[0] + "".join(row[len(CONTINUED):] for row in rows[1:]) == line
+        await pilot.resize_terminal(140, 30)
+        await pilot.pause()
+        wider = rows_of_the_line()
+        assert len(wider) < len(rows) and all(len(row) <= log.scrollable_content_region.width for row in wider)
+        assert wider[0] + "".join(row[len(CONTINUED):] for row in wider[1:]) == line
+        assert "vecadd: PASS" in log.lines
