@@ -53,20 +53,20 @@ def sort_keys_for(profile: Profile) -> list[str]:
 class Display:
     """A profile as a view shows it: names (`Names`), sort key and direction, rows hidden by depth, threshold or for
     being empty (`visible`, from Profile.visible; a hidden row hides its subtree; `hidden_empty` counts the empty
-    frames among them)."""
+    frames among them); `bars`: the text outputs draw a share bar beside each % (on a terminal, never in a file)."""
 
     def __init__(self, profile: Profile, names: Names | None = None, sort: str = "time", reverse: bool = False,
-                 visible: list[bool] | None = None, hidden_empty: int = 0) -> None:
+                 visible: list[bool] | None = None, hidden_empty: int = 0, bars: bool = False) -> None:
         self.profile, self.names, self.sort, self.reverse, self.visible = profile, names or Names(), \
             sort_key(sort), reverse, visible
-        self.hidden_empty = hidden_empty
+        self.hidden_empty, self.bars = hidden_empty, bars
         self._children: dict[int, list[int]] = {}
         self._below: dict[int, str] = {0: ""}
 
     def but(self, **changes) -> Display:
-        """The same display with some of profile, names, sort, reverse, visible, hidden_empty changed."""
+        """The same display with some of profile, names, sort, reverse, visible, hidden_empty, bars changed."""
         values = {"profile": self.profile, "names": self.names, "sort": self.sort.key, "reverse": self.reverse,
-                  "visible": self.visible, "hidden_empty": self.hidden_empty, **changes}
+                  "visible": self.visible, "hidden_empty": self.hidden_empty, "bars": self.bars, **changes}
         return Display(**values)
 
     @property

@@ -75,10 +75,11 @@ class ViewFilter:
             return filtered, filtered.visible(self.threshold, self.depth, self.show_empty)
         return filtered, None
 
-    def shown(self, profile: Profile, names: Names | None = None, sort: str = "time", reverse: bool = False) -> Display:
+    def shown(self, profile: Profile, names: Names | None = None, sort: str = "time", reverse: bool = False,
+              bars: bool = False) -> Display:
         """`profile` through this filter as a view shows it."""
         filtered, visible = self.apply(profile, names)
-        return Display(filtered, names, sort, reverse, visible, self.hidden_empty(filtered))
+        return Display(filtered, names, sort, reverse, visible, self.hidden_empty(filtered), bars)
 
 
 def _number(text: str | float | None, field: str, labels: dict[str, str]) -> float:

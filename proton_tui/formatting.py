@@ -82,18 +82,38 @@ def value_width(largest: float, unit: str) -> int:
     return max(len(format_value(value, unit)) for value in candidates)
 
 
+BAR_WIDTH = 8  # cells of a share bar: 100 % fills them, an eighth of a cell is 1.5625 %
+EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def share_bar(percent: float, width: int = BAR_WIDTH) -> str:
+    """A share of 0–100 % as a bar of eighth-cell blocks, `width` cells long; any share above zero shows at least
+    an eighth, so a small one is still seen (the % beside it is the number)."""
+    eighths = round(max(0.0, min(percent, 100.0)) / 100.0 * width * 8)
+    if percent > 0 and eighths == 0:
+        eighths = 1
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (EIGHTHS[part] if part else "")).ljust(width)
+
+
 @dataclass(frozen=True)
 class Column:
-    """A right-aligned numeric column: what it shows (`key`, also the sort keys' reference), its title, its width."""
+    """A numeric column: what it shows (`key`, also the sort keys' reference), its title, its width, and whether it
+    is right-aligned (numbers) or left (the share bar)."""
 
     key: str
     title: str
     width: int
+    left: bool = False
+
+    def align(self, cell: str) -> str:
+        return cell.ljust(self.width) if self.left else cell.rjust(self.width)
 
 
-def columns(profile: Profile) -> list[Column]:
+def columns(profile: Profile, bars: bool = False) -> list[Column]:
     """The numeric columns this profile has (GB/s and % of peak only where it records bytes, the device on a
-    multi-device capture), each wide enough for every cell of the tree and of the kernel summary."""
+    multi-device capture; with `bars`, a share bar after the %), each wide enough for every cell of the tree and of
+    the kernel summary."""
     unit = profile.unit
     largest = max(profile.inclusive, default=0.0)
     time_width = value_width(largest, unit)
@@ -101,6 +121,7 @@ def columns(profile: Profile) -> list[Column]:
     cols = [
         Column("time", "cycles" if unit == "cycles" else "time", time_width),
         Column("percent", "%", len(format_percent(max(100.0, profile.percent(largest))))),
+        *([Column("bar", "share", BAR_WIDTH, left=True)] if bars else []),
         Column("launches", "launches", len(format_count(launches))),
         Column("avg", "avg", time_width),
     ]
@@ -114,15 +135,17 @@ def columns(profile: Profile) -> list[Column]:
                  Column("peak", "% peak", len(format_percent(top_share)))]
     if len(profile.device_names()) > 1:
         cols.append(Column("device", "device", len(printable(",".join(profile.device_names())))))
-    return [Column(col.key, col.title, max(col.width, len(col.title))) for col in cols]
+    return [Column(col.key, col.title, max(col.width, len(col.title)), col.left) for col in cols]
 
 
-def node_cells(profile: Profile, node: int) -> list[str]:
-    """The numeric cells of one tree row, matching columns(profile)."""
+def node_cells(profile: Profile, node: int, bars: bool = False) -> list[str]:
+    """The numeric cells of one tree row, matching columns(profile, bars)."""
     unit = profile.unit
+    share = profile.percent(profile.inclusive[node])
     cells = [
         format_value(profile.inclusive[node], unit),
-        format_percent(profile.percent(profile.inclusive[node])),
+        format_percent(share),
+        *([share_bar(share)] if bars else []),
         format_count(profile.launches[node]),
         format_value(profile.avg(node), unit) if profile.launches[node] else "",
     ]
@@ -133,12 +156,14 @@ def node_cells(profile: Profile, node: int) -> list[str]:
     return cells
 
 
-def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
-    """The numeric cells of one kernel-summary row, matching columns(profile)."""
+def kernel_cells(profile: Profile, kernel: KernelStats, bars: bool = False) -> list[str]:
+    """The numeric cells of one kernel-summary row, matching columns(profile, bars)."""
     unit = profile.unit
+    share = profile.percent(kernel.value)
     cells = [
         format_value(kernel.value, unit),
-        format_percent(profile.percent(kernel.value)),
+        format_percent(share),
+        *([share_bar(share)] if bars else []),
         format_count(kernel.launches),
         "" if kernel.avg is None else format_value(kernel.avg, unit),
     ]
@@ -150,5 +175,5 @@ def kernel_cells(profile: Profile, kernel: KernelStats) -> list[str]:
 
 
 def aligned_row(cells: list[str], cols: list[Column], name: str) -> str:
-    """Cells right-aligned in their columns (never cut: a column is as wide as its widest cell), then the name."""
-    return "  ".join(cell.rjust(col.width) for cell, col in zip(cells, cols)) + "  " + name
+    """Cells aligned in their columns (never cut: a column is as wide as its widest cell), then the name."""
+    return "  ".join(col.align(cell) for cell, col in zip(cells, cols)) + "  " + name

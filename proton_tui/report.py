@@ -168,10 +168,10 @@ def tree_lines(display: Display) -> Iterator[str]:
         return
     yield from device_lines(profile)
     yield from bandwidth_notes(profile)
-    cols = columns(profile)
+    cols = columns(profile, display.bars)
     yield aligned_row([c.title for c in cols], cols, "name")
     for node in display.walk():
-        yield aligned_row(node_cells(profile, node), cols, display.guide(node) + display.name(node))
+        yield aligned_row(node_cells(profile, node, display.bars), cols, display.guide(node) + display.name(node))
     if display.hidden_empty:
         yield f"({empty_hidden_text(display.hidden_empty)}; --show-empty shows them)"
     if profile.hidden_internal:
@@ -201,11 +201,11 @@ def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
-    cols = columns(profile)
+    cols = columns(profile, display.bars)
     yield aligned_row([c.title for c in cols], cols, "kernel")
     kernels = display.kernels()
     for kernel in kernels[:limit]:
-        yield aligned_row(kernel_cells(profile, kernel), cols, display.names.shown(kernel.name))
+        yield aligned_row(kernel_cells(profile, kernel, display.bars), cols, display.names.shown(kernel.name))
     if limit is not None and len(kernels) > limit:
         yield f"(+{counted(len(kernels) - limit, 'more kernel')})"
 

@@ -68,7 +68,8 @@ def view(
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal)
     names = names_for([profile], raw_names)
-    display = chosen.shown(profile, names, sort, reverse)
+    # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
+    display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
     if export is not None:
         from ..export import export_text, format_for_path, write_export
 

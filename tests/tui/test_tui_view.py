@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
+from textual.color import Color
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
@@ -117,7 +118,8 @@ async def test_help_lists_the_keys_and_closes():
 
 def test_a_narrow_terminal_leaves_out_the_least_needed_columns_before_starving_the_name():
     """At 80 columns (78 inside the scrollbar) a capture with bandwidth keeps time, %, launches and GB/s and the name
-    keeps at least 30 cells; avg and % peak come back when there is room. Every number is whole or left out."""
+    keeps at least 30 cells; avg, the share bars and % peak come back when there is room. Every number is whole or
+    left out."""
     from proton_tui.display import Display
     from proton_tui.names import Names
     from proton_tui.tui.widgets.table_rows import TableRows
@@ -126,7 +128,7 @@ def test_a_narrow_terminal_leaves_out_the_least_needed_columns_before_starving_t
     narrow = model.header(78).split()
     assert narrow[1:] == ["▼time", "%", "launches", "GB/s"] and len(model.header(78)) == 78
     assert model.header(78).index("▼time") - len("name") >= 30 - len("name")
-    assert model.header(120).split()[1:] == ["▼time", "%", "launches", "avg", "GB/s", "%", "peak"]
+    assert model.header(120).split()[1:] == ["▼time", "%", "share", "launches", "avg", "GB/s", "%", "peak"]
     assert model.text(1, 78).endswith("  50  4,400.4") and "  4,400.4   " in model.text(1, 120)  # GB/s kept whole
 
 
@@ -252,3 +254,22 @@ async def test_empty_frames_are_hidden_and_h_shows_them():
         assert "empty frames hidden" not in str(app.screen.query_one("#summary").render())
         await pilot.press("h")
         assert len(table.model.rows) == 5
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_share_bars_in_the_table_take_the_themes_accent(theme):
+    """Tree and kernel summary carry a share bar beside each %, in the theme's accent colour (never a fixed one)."""
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=(140, 36)) as pilot:
+        app.theme = theme
+        await pilot.pause()
+        table = app.screen.query_one(ProfileTable)
+        accent = Color.parse(app.current_theme.accent)
+        for summary in (False, True):
+            if summary:
+                await pilot.press("k")
+            strip = table.render_line(2)  # the second row: not the cursor's
+            bars = [segment for segment in strip if set("▏▎▍▌▋▊▉█") & set(segment.text)]
+            assert len(bars) == 1, (theme, summary, strip)
+            drawn = bars[0].style.color.triplet
+            assert max(abs(a - b) for a, b in zip(drawn, accent.rgb)) <= 2, (theme, drawn, accent)  # colour rounding

@@ -292,3 +292,39 @@ def test_empty_frames_are_hidden_unless_asked_for(tmp_path):
     assert export["hidden_empty_rows"] == 6 and len(export["rows"]) == 5
     kernels = run_cli("view", path, "--kernels").stdout
     assert kernels == run_cli("view", path, "--kernels", "--show-empty").stdout  # no kernel is ever empty
+
+
+def on_a_terminal(*args: str) -> str:
+    """What `proton-tui ARGS` writes to a terminal (a pty), as text."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the other end closed: the program ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=60)
+    finally:
+        os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_share_bars_on_a_terminal_never_in_a_pipe():
+    """--plain and --kernels on a terminal draw a share bar beside each %; piped, CSV and JSON never hold one."""
+    path = str(capture_path("gpt2_shadow"))
+    tree = on_a_terminal("view", path, "--plain").splitlines()
+    assert tree[1].split()[:4] == ["time", "%", "share", "launches"]
+    assert "100.0%  ████████  " in tree[2] and "ROOT" in tree[2]  # ROOT: the whole bar
+    kernels = on_a_terminal("view", path, "--kernels")
+    assert "share" in kernels.splitlines()[1] and "▏" in kernels  # a small kernel still shows an eighth
+    for args in (["--plain"], ["--kernels"], ["--csv"], ["--json"]):
+        piped = run_cli("view", path, *args).stdout
+        assert not set("▏▎▍▌▋▊▉█") & set(piped) and "share" not in piped, args

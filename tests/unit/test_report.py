@@ -61,3 +61,13 @@ def test_a_long_value_wraps_under_itself_not_under_the_labels():
     assert all(line.startswith(" " * 10) and len(line) <= 60 for line in lines[1:-1])
     assert "".join(line[10:] for line in lines[:-1]).replace(" ", "") == name.replace(" ", "")
     assert details_text([("time", "2.31 µs")]) == "time  2.31 µs"
+
+
+def test_share_bars_are_eighths_of_a_cell():
+    from proton_tui.formatting import share_bar
+
+    assert share_bar(100.0) == "████████" and share_bar(0.0) == " " * 8
+    assert share_bar(50.0) == "████    " and share_bar(100.0 / 64) == "▏       "
+    assert share_bar(0.001) == "▏       "  # any share above zero shows
+    assert share_bar(93.75) == "███████▌" and share_bar(150.0) == "████████"
+    assert share_bar(30.0, 4) == "█▎  "  # 1.2 cells: 9.6 eighths, rounded to 10

@@ -41,13 +41,15 @@ class ProfileTable(ScrollView, can_focus=True):
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
     ]
-    COMPONENT_CLASSES = {"profile-table--cursor", "profile-table--header", "profile-table--match"}
+    COMPONENT_CLASSES = {"profile-table--cursor", "profile-table--header", "profile-table--match", "profile-table--bar"}
     DEFAULT_CSS = """
     ProfileTable { height: 1fr; overflow-y: scroll; }
     ProfileTable > .profile-table--header { text-style: bold; background: $panel; }
     ProfileTable > .profile-table--cursor { background: $accent 40%; }
     ProfileTable:focus > .profile-table--cursor { background: $accent; color: $text; }
     ProfileTable > .profile-table--match { color: $warning; text-style: bold; }
+    ProfileTable > .profile-table--bar { color: $accent; }
+    ProfileTable:focus > .profile-table--cursor.profile-table--bar { color: $text; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)  # watch_cursor repaints what changed
@@ -243,4 +245,10 @@ class ProfileTable(ScrollView, can_focus=True):
             style = base + self.get_component_rich_style("profile-table--cursor")
         elif self.model.rows[row] in self.model.match_set:
             style = base + self.get_component_rich_style("profile-table--match")
-        return Strip([Segment(self.model.text(row, width), style)], width)
+        text = self.model.text(row, width)
+        span = self.model.bar_span(width)
+        if span is None:
+            return Strip([Segment(text, style)], width)
+        bar = style + self.get_component_rich_style("profile-table--bar", partial=True)
+        before, bars, after = Strip([Segment(text, style)], width).divide([*span, width])  # cells, not characters
+        return Strip.join([before, Strip([Segment(bars.text, bar)]), after])

@@ -18,7 +18,7 @@ from ...hatchet import KernelStats, Profile
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
-COLUMN_PRIORITY = ("time", "percent", "launches", "gbps", "avg", "peak", "device")
+COLUMN_PRIORITY = ("time", "percent", "launches", "gbps", "avg", "bar", "peak", "device")
 AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
 OPEN, CLOSED, LEAF = "▾ ", "▸ ", "  "
 
@@ -64,7 +64,7 @@ class TableRows:
 
     def load(self, display: Display) -> None:
         """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
-        self.display, self.columns, self.expanded = display, columns(display.profile), {0}
+        self.display, self.columns, self.expanded = display, columns(display.profile, bars=True), {0}
         self.rebuild()
         if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])
@@ -137,7 +137,7 @@ class TableRows:
             self.expanded = {node for key in open_keys if (node := find_node(display.profile, key)) is not None}
             self.expanded.add(0)
             self.matches = []
-            self.columns = columns(display.profile)
+            self.columns = columns(display.profile, bars=True)
         self.display = display
         self.rebuild()
 
@@ -204,9 +204,20 @@ class TableRows:
         return sorted(fitting)
 
     def line(self, name: str, cells: list[str], width: int) -> str:
-        numbers = "".join("  " + cells[i].rjust(self.columns[i].width) for i in self.visible_columns(width))
+        numbers = "".join("  " + self.columns[i].align(cells[i]) for i in self.visible_columns(width))
         return fit(name, max(MIN_NAME_WIDTH, width - len(numbers))) + numbers if width >= MIN_NAME_WIDTH \
             else fit(name, width)
+
+    def bar_span(self, width: int) -> tuple[int, int] | None:
+        """Where the share bars are in a line `width` cells wide (start, end), or None where they are left out."""
+        shown = self.visible_columns(width) if width >= MIN_NAME_WIDTH else []
+        numbers = sum(2 + self.columns[i].width for i in shown)
+        start = max(MIN_NAME_WIDTH, width - numbers)
+        for i in shown:
+            if self.columns[i].key == "bar":
+                return start + 2, start + 2 + self.columns[i].width
+            start += 2 + self.columns[i].width
+        return None
 
     def header(self, width: int) -> str:
         """The column titles, aligned with the rows; the sort column carries ▼ (descending) or ▲ (ascending)."""
@@ -221,7 +232,8 @@ class TableRows:
         display, profile = self.display, self.profile
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
-            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel), width)
+            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel, bars=True), width)
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
-        return self.line(display.guide(node) + marker + display.name(node), node_cells(profile, node), width)
+        return self.line(display.guide(node) + marker + display.name(node), node_cells(profile, node, bars=True),
+                         width)
