@@ -124,3 +124,34 @@ def detected():
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_form_at_the_smallest_and_a_large_terminal(snap_compare, monkeypatch, tmp_path, size):
     assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=detected(), terminal_size=size)
+
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+
+
+def themed(theme: str, *keys: str):
+    async def run_before(pilot) -> None:
+        pilot.app.theme = theme
+        await settle(*keys)(pilot)
+
+    return run_before
+
+
+@SIZES
+@THEMES
+def test_table_with_share_bars(snap_compare, size, theme):
+    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down"), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_flame_view(snap_compare, size, theme):
+    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down", "down", "g"), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_flame_view_zoomed(snap_compare, size, theme):
+    keys = ("down", "down", "g", "right", "enter", "down")  # zoomed into forward, its largest kernel selected
+    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, *keys), terminal_size=size)

@@ -273,3 +273,56 @@ async def test_share_bars_in_the_table_take_the_themes_accent(theme):
             assert len(bars) == 1, (theme, summary, strip)
             drawn = bars[0].style.color.triplet
             assert max(abs(a - b) for a, b in zip(drawn, accent.rgb)) <= 2, (theme, drawn, accent)  # colour rounding
+
+
+@pytest.mark.parametrize("how", ["loaded", "opened"])
+async def test_flame_view_navigates_zooms_and_shares_the_selection_with_the_table(how):
+    """g opens the flame view on the table's node; arrows move, the detail pane follows; Enter zooms, Escape zooms
+    out, then goes back to the table on the frame last selected. The same for a capture read as `view FILE` reads
+    it (the screen first up without it)."""
+    from proton_tui.tui.widgets.flame_view import FlameView
+
+    path = capture_path("gpt2_shadow")
+    app = ProtonApp(load_profile(path)) if how == "loaded" else \
+        ProtonApp(opening=Opening(path, f"Reading {path}…", lambda: load_profile(path)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(ProfileTable)
+        assert not app.screen.query_one(FlameView).display
+        await pilot.press("down", "down")  # the table on "backward"
+        assert table.profile.names[table.current_node] == "backward"
+        await pilot.press("g")
+        flame = app.screen.query_one(FlameView)
+        assert flame.display and not table.display and app.focused is flame
+        assert table.profile.names[flame.selected.node] == "backward"
+
+        def detail() -> str:
+            return str(app.screen.query_one("#detail").render())
+
+        assert "name  backward" in detail()
+        await pilot.press("right")
+        assert table.profile.names[flame.selected.node] == "forward" and "name  forward" in detail()
+        await pilot.press("enter")
+        assert flame.top == flame.selected.node and "Flame: ROOT ▸ step ▸ forward" in flame.border_title
+        assert flame.layout_.rows[0][0].width == flame.scrollable_content_region.width
+        await pilot.press("down")
+        kernel = flame.selected.node
+        assert table.profile.parents[kernel] == flame.top and table.profile.is_kernel[kernel]
+        await pilot.press("escape")  # zoom out: the whole capture again, the kernel still selected
+        assert table.profile.names[flame.top] == "step" and flame.selected.node == kernel
+        await pilot.press("escape", "escape")
+        assert flame.top == 0 and not flame.display and table.display and app.focused is table
+        assert table.current_node == kernel  # the table follows the flame view
+
+
+async def test_flame_view_follows_a_filter():
+    from proton_tui.tui.widgets.flame_view import FlameView
+
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("g")
+        flame = app.screen.query_one(FlameView)
+        app.screen.show_filtered(app.screen.view_filter.but(exclude=__import__("re").compile("backward")))
+        await pilot.pause()
+        names = {flame.display_spec.profile.names[f.node] for row in flame.layout_.rows for f in row if f.node}
+        assert "backward" not in names and "forward" in names

@@ -23,6 +23,7 @@ from ...capture.rundir import DEFAULT_OUTPUT
 from ...diff import compare_candidates, diff_profiles
 from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
+from ...flame import merged_text
 from ...formatting import counted, format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
 from ...names import Names, demangler_available
@@ -36,6 +37,7 @@ from ...report import (
     node_details,
 )
 from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
+from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
@@ -72,6 +74,7 @@ class ProfileScreen(Screen):
         Binding("slash", "search", "Search"),
         Binding("F", "clear_filter", "Clear filter", show=False),
         Binding("h", "toggle_empty", "Empty frames", show=False),
+        Binding("g", "toggle_flame", "Flame/table"),
         Binding("escape", "escape", "Close bar / back", show=False),
         Binding("x", "export", "Export"),
         Binding("m", "compare", "Compare"),
@@ -80,7 +83,8 @@ class ProfileScreen(Screen):
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
-    KEY_BAR_ORDER = ("back", "quit", "filter", "search", "toggle_summary", "cycle_sort", "export", "compare", "log",
+    KEY_BAR_ORDER = ("back", "quit", "toggle_flame", "zoom_in", "zoom_out", "filter", "search", "toggle_summary",
+                     "cycle_sort", "export", "compare", "log",
                      "runs", "toggle", "expand_all", "collapse_all")
 
     def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
@@ -110,7 +114,9 @@ class ProfileScreen(Screen):
         widgets = [ProfileTable(self.profile, id="table"), Static(id="detail")]
         for widget in widgets:
             widget.display = self.profile is not None
-        return widgets
+        flame = FlameView(id="flame")
+        flame.display = False
+        return [widgets[0], flame, widgets[1]]
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -160,14 +166,14 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#table, #detail")
+        table, body = self.query_one(ProfileTable), self.query("#table, #flame, #detail")
         if self.profile.is_root_only:
             await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
             table.load(self.profile)
             self.filter_first()
-            body.set(display=True)
+            self.query("#table, #detail").set(display=True)  # the flame view waits for its key
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def filter_first(self) -> None:
@@ -195,7 +201,8 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
-        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty"):
+        if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
+                      "toggle_flame"):
             return (self.profile is not None and not self.profile.is_root_only) or None
         return True
 
@@ -216,10 +223,53 @@ class ProfileScreen(Screen):
     def on_names_ready(self, message: NamesReady) -> None:
         table = self.query_one(ProfileTable)
         table.set_names(message.names.with_raw(table.display_spec.names.raw))
+        self.refresh_flame()
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
             self.notify("c++filt not found: C++ names stay mangled (install binutils)", severity="warning")
+
+    # ---- the flame view -----------------------------------------------------------------------------------------
+    @property
+    def flame_shown(self) -> bool:
+        flame = self.query("#flame")
+        return bool(flame) and flame.first().display
+
+    def action_toggle_flame(self) -> None:
+        """Between the table and the flame view, on the same node."""
+        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
+        if not flame.display:
+            node = table.current_node
+            flame.show(table.display_spec, 0 if node is None else node)
+            table.display, flame.display = False, True
+            flame.focus()
+        else:
+            self.leave_flame()
+
+    @on(FlameView.Left)
+    def leave_flame(self) -> None:
+        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
+        frame = flame.selected
+        flame.display, table.display = False, True
+        if frame is not None:
+            table.select_node(frame.node if frame.node is not None else frame.merged[0])
+        table.focus()
+
+    def refresh_flame(self) -> None:
+        """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
+        if self.flame_shown:
+            flame = self.query_one(FlameView)
+            node = flame.selected.node if flame.selected is not None else 0
+            flame.show(self.query_one(ProfileTable).display_spec, 0 if node is None else node)
+
+    @on(FlameView.Selected)
+    def flame_selected(self, event: FlameView.Selected) -> None:
+        display = event.view.display_spec
+        if event.node is not None:
+            self.detail_rows = node_details(display, event.node)
+        else:
+            self.detail_rows = [("merged", merged_text(display, event.frame))]
+        self.show_details()
 
     # ---- details ------------------------------------------------------------------------------------------------
     def on_profile_table_highlighted(self, event: ProfileTable.Highlighted) -> None:
@@ -332,6 +382,7 @@ class ProfileScreen(Screen):
         shown = chosen.shown(self.profile, table.display_spec.names)
         table.redisplay(profile=shown.profile, visible=shown.visible, hidden_empty=shown.hidden_empty)
         self.query_one("#summary", Summary).update(Text(self.summary_text(shown.profile)))
+        self.refresh_flame()
 
     def action_toggle_empty(self) -> None:
         """Show or hide the frames with no time in their whole subtree."""

@@ -107,6 +107,14 @@ class ProfileTable(ScrollView, can_focus=True):
         self.model.redisplay(self.model.display.but(**changes))
         self._rebuilt(self.model.moved(node, before))
 
+    def select_node(self, node: int) -> None:
+        """Put the cursor on a node of the tree, opening its ancestors (the tree is shown if the summary was)."""
+        if self.show_kernels:
+            self.model.toggle_summary()
+        row = self.model.reveal(node) if 0 <= node < self.profile.node_count else 0
+        self._resize()
+        self.cursor = row
+
     # ---- search ---------------------------------------------------------------------------------------------------
     def search(self, pattern: re.Pattern) -> int:
         """Find nodes (or kernels) whose shown or raw name matches; jump to the first one after the cursor."""
