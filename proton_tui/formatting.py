@@ -3,8 +3,9 @@ columns, each as wide as its widest cell can be, so no view ever cuts a digit.""
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
 
 from .console import printable
 from .hatchet import KernelStats, Profile
@@ -38,24 +39,37 @@ def counted(count: int, word: str, plural: str | None = None) -> str:
     return f"{format_count(count)} {word if count == 1 else plural or word + 's'}"
 
 
-def wrap_parts(text: str, width: int) -> str:
-    """Each line of `text`, whose parts are separated by two spaces, wrapped to `width` between parts; a part wider
-    than that is wrapped between its words (a word, a number, is never split)."""
-    out = []
-    for line in text.split("\n"):
-        current = ""
-        parts = line.split("  ")
-        if width > 0 and any(len(part) > width for part in parts):
-            parts = [piece for part in parts for piece in
-                     (textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [part])]
-        for part in parts:
-            if current and len(current) + 2 + len(part) > width:
-                out.append(current)
-                current = part
-            else:
-                current = f"{current}  {part}" if current else part
-        out.append(current)
-    return "\n".join(out)
+def one_line(parts: list[str], width: int, cut_last: bool = False) -> str:
+    """Parts joined by two spaces on one line of at most `width` cells: the first always (cut with "…" if it must
+    be), then the next ones while they fit; "…" at the end says the rest were left out. With `cut_last` the last
+    part (a path, say: never a number) is cut in its middle to fit rather than left out."""
+    if not parts or width <= 0:
+        return ""
+    line = parts[0] if cell_len(parts[0]) <= width else set_cell_size(parts[0], width - 1) + "…"
+    for index, part in enumerate(parts[1:], 1):
+        last = index == len(parts) - 1
+        room = width - cell_len(line) - 2
+        if cell_len(part) + (0 if last else 3) > room:
+            if last and cut_last and room >= MIN_CUT:
+                return line + "  " + middle_cut(part, room)
+            return line + "  …" if cell_len(line) + 3 <= width else line
+        line += "  " + part
+    return line
+
+
+MIN_CUT = 12  # cells a part cut in its middle keeps at least (fewer say nothing)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in `width` cells, its middle replaced by "…" when it is wider (a path keeps its start and its file)."""
+    if cell_len(text) <= width:
+        return text
+    tail = (width - 1) // 2 + (width - 1) % 2
+    head = width - 1 - tail
+    end = text[-tail:] if tail else ""
+    while cell_len(end) > tail:
+        end = end[1:]
+    return set_cell_size(text, head).rstrip() + "…" + end
 
 
 def format_percent(percent: float | None) -> str:

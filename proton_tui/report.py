@@ -94,6 +94,10 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
         rows.append(("bandwidth", bandwidth))
     rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
              for key, value in profile.tflops(node).items()]
+    if node == 0:  # what the capture as a whole calls for: the notes the text outputs print under their header
+        for line in device_lines(profile) + bandwidth_notes(profile):
+            label, _, text = line.partition(": ")
+            rows.append((label, text))
     metrics = profile.node_metrics(node)
     raw = ", ".join(f"{key}={value}" for key, value in sorted(metrics.items()))
     if node == 0 and raw and not any(metrics.values()):  # Proton's zeros on ROOT: the time above is computed

@@ -46,4 +46,4 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> P
 
     return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
                                      pending.finish, view_filter or ViewFilter(), pending.cancel,
-                                     lambda: pending.bytes_read / pending.size))
+                                     lambda: pending.bytes_read / pending.size, size=pending.size))

@@ -33,7 +33,7 @@ class Opening:
     cancel: Callable[..., None] = lambda abandon=False: None
     fraction_read: Callable[[], float] = lambda: 0.0
     loader: threading.Thread | None = None
-
+    size: int | None = None  # the file's bytes, when known
     def loading(self) -> bool:
         return self.loader is not None and self.loader.is_alive()
 

@@ -33,10 +33,15 @@ TAB_WAIT_S = 1.0
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 
 
+def inside(line: str) -> str:
+    """A screen line without the panel border it may start with."""
+    return line.strip().lstrip("│").strip()
+
+
 def row_of(screen: str, label: str) -> int | None:
-    """The screen row (0-based) that starts with ``label``."""
+    """The screen row (0-based) that starts with ``label`` (inside its panel)."""
     for row, line in enumerate(screen.splitlines()):
-        if line.strip().startswith(label):
+        if inside(line).startswith(label):
             return row
     return None
 
@@ -66,9 +71,9 @@ def type_into(term: Terminal, label: str, value: str) -> None:
     term.keys("C-e")
     term.keys("C-u")
     term.wait_for(lambda s: (row := row_of(s, label)) is not None  # the form's message above may move it down
-                  and s.splitlines()[row + 1].strip().startswith("'' is not"), 15, f"{label} erased")
+                  and inside(s.splitlines()[row + 1]).startswith("'' is not"), 15, f"{label} erased")
     term.keys(value, literal=True)
-    pattern = re.compile(rf"^\s*{re.escape(label)}\s+{re.escape(value)}(\s\s|$)", re.M)
+    pattern = re.compile(rf"^[\s│]*{re.escape(label)}\s+{re.escape(value)}(\s\s|\s*│|$)", re.M)
     term.wait_for(lambda s: pattern.search(s) and "'' is not" not in s, 15, f"{label} showing {value}")
 
 
@@ -86,7 +91,7 @@ def test_cpu_run_typed_in_the_tui_passes_then_quits(tmp_path):
         type_into(term, "Iterations", "2")
         term.keys("F2")  # CPU check: the payload through the Triton interpreter, no profile
 
-        status = re.compile(r"^\s*(PASS|FAIL|not run|payload error|cancelled|timeout)\b.*·", re.M)
+        status = re.compile(r"^[\s│]*(PASS|FAIL|not run|payload error|cancelled|timeout)\b.*·", re.M)
         state = term.wait_for(status.search, 120, "the run's verdict in the status line").group(1)
         screen = term.wait_for(lambda s: s if "vecadd: PASS" in s or state != "PASS" else None, 15, "the log")
         assert state == "PASS", f"the run ended {state}:\n{screen}"
@@ -200,7 +205,7 @@ def test_quitting_while_a_large_capture_is_read(tmp_path):
     term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         rc_file = start_proton_tui(term, tmp_path, "view", str(capture), linger=True)  # the pane outlives it
-        progress = re.compile(r"(\d+) % read")  # after "Reading FILE (288 MB)…", maybe on the next line
+        progress = re.compile(r"(\d+) % read")  # before "Reading FILE (288 MB)…"
         share = term.wait_for(lambda s: "Reading" in s and (found := progress.search(s)) and int(found[1]) > 0
                               and found[1], 120, "the share of the capture read so far")
         assert int(share) < 100

@@ -43,7 +43,7 @@ def table_of(size: int):
 
 
 def on_the_form(screen: str) -> bool:
-    return bool(re.search(r"^\s*Size\b", screen, re.M)) and "Iterations" in screen and "GPU time" not in screen
+    return bool(re.search(r"^[\s│]*Size\b", screen, re.M)) and "Iterations" in screen and "GPU time" not in screen
 
 
 def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypatch):

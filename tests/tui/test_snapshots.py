@@ -155,3 +155,45 @@ def test_flame_view(snap_compare, size, theme):
 def test_flame_view_zoomed(snap_compare, size, theme):
     keys = ("down", "down", "g", "right", "enter", "down")  # zoomed into forward, its largest kernel selected
     assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, *keys), terminal_size=size)
+
+
+def stored_run(monkeypatch):
+    """A real run read back from its folder (an unprofiled CPU run kept in tests/fixtures/runs), from the fixtures
+    folder so the paths it shows are the same everywhere."""
+    from proton_tui.capture.history import stored_runs
+
+    monkeypatch.chdir(FIXTURES)
+    return stored_runs(Path("runs"))[0].run_result()
+
+
+def on_the_run_screen(run, theme: str):
+    async def run_before(pilot) -> None:
+        from proton_tui.tui.screens.run import RunScreen
+
+        pilot.app.theme = theme
+        await pilot.app.push_screen(RunScreen(finished=run))
+        await settle()(pilot)
+
+    return run_before
+
+
+@SIZES
+@THEMES
+def test_run_screen(snap_compare, monkeypatch, size, theme):
+    run = stored_run(monkeypatch)
+    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_the_run_screen(run, theme), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_form_themed(snap_compare, monkeypatch, tmp_path, size, theme):
+    assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=themed_after_detection(theme),
+                        terminal_size=size)
+
+
+def themed_after_detection(theme: str):
+    async def run_before(pilot) -> None:
+        pilot.app.theme = theme
+        await detected()(pilot)
+
+    return run_before

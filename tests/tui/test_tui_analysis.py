@@ -133,8 +133,11 @@ async def test_multi_device_columns_totals_and_warning():
         table = app.screen.query_one(ProfileTable)
         assert "device" in table.model.header(140)
         summary = str(app.screen.query_one("#summary").render())
-        assert "per device: CUDA:0 478.30 µs (34.6%)  CUDA:1 904.38 µs (65.4%)" in summary
-        assert "merges same-named kernels" in summary and "not CUDA:0" in summary
+        assert "\n" not in summary and summary.endswith("3 notes in ROOT's details")  # one line
+        details = dict(app.screen.detail_rows)  # the cursor starts on ROOT
+        assert details["per device"] == "CUDA:0 478.30 µs (34.6%)  CUDA:1 904.38 µs (65.4%)"
+        warnings = " ".join(text for label, text in app.screen.detail_rows if label == "warning")
+        assert "merges same-named kernels" in warnings and "not CUDA:0" in warnings
         gpu0_kernel = next(r for r, n in enumerate(table.model.rows) if table.profile.devices[n] == "CUDA:0")
         assert table.model.text(gpu0_kernel, 140).rstrip().endswith("CUDA:0")
 

@@ -40,6 +40,7 @@ async def test_form_validates_inline_and_disables_run(tmp_path, monkeypatch):
         assert f"Triton {TRITON_VERSION}" in str(screen.query_one("#detection").render())
         await set_input(pilot, screen, "block_size", "1000")
         assert screen.query_one("#run", Button).disabled
+        assert str(screen.query_one("#run-reason").render()).startswith("Run can't start: Block size: 1000 is not a power of two")
         assert "not a power of two" in str(screen.query_one("#block_size-error").render())
         findings = str(screen.query_one("#findings").render())
         assert findings.startswith("✗ Block size: 1000 is not a power of two") and "--" not in findings
@@ -63,7 +64,10 @@ async def test_no_gpu_form_offers_cpu_check_and_marks_backends(tmp_path, monkeyp
         await pilot.pause()
         findings = str(screen.query_one("#findings").render())
         assert "sees no GPU, and Proton profiles only on one: the CPU check (F2)" in findings
-        assert screen.query_one("#run", Button).disabled
+        run = screen.query_one("#run", Button)
+        assert run.disabled and run.tooltip.startswith("Run can't start: ") and "sees no GPU" in run.tooltip
+        reason = screen.query_one("#run-reason")  # said where the eye is, under the buttons
+        assert reason.display and str(reason.render()) == run.tooltip and reason.region.y > run.region.y
         if not screen.info.triton_at_least("3.8.0"):  # the version's own reason comes first for that backend
             assert "rocprofiler unavailable: backend rocprofiler needs Triton >= 3.8.0" in findings
         buttons = {button.name: button for button in screen.query("#backend RadioButton")}

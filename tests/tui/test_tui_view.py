@@ -248,7 +248,7 @@ async def test_empty_frames_are_hidden_and_h_shows_them():
         await pilot.press("e")
         assert not any("scope.py" in name for name in visible_names(table)) and len(table.model.rows) == 5
         summary = str(app.screen.query_one("#summary").render())
-        assert "6 empty frames hidden: nothing recorded below them; h shows them" in summary
+        assert "6 empty frames hidden (h shows)" in summary
         await pilot.press("h", "e")
         assert sum("scope.py:56" in name for name in visible_names(table)) == 2 and len(table.model.rows) == 11
         assert "empty frames hidden" not in str(app.screen.query_one("#summary").render())
@@ -326,3 +326,43 @@ async def test_flame_view_follows_a_filter():
         await pilot.pause()
         names = {flame.display_spec.profile.names[f.node] for row in flame.layout_.rows for f in row if f.node}
         assert "backward" not in names and "forward" in names
+
+
+@pytest.mark.parametrize("width", [80, 160])
+async def test_the_header_is_one_line_at_any_width(width):
+    """The viewer's header never wraps: what does not fit is left out from the end ("…" says so); the notes of a
+    multi-device capture are in ROOT's details, where the cursor starts."""
+    app = ProtonApp(load_profile(capture_path("multigpu")))
+    async with app.run_test(size=(width, 30)) as pilot:
+        await pilot.pause()
+        summary = app.screen.query_one("#summary")
+        text = str(summary.render())
+        assert summary.region.height == 1 and "\n" not in text and len(text) <= summary.content_region.width
+        assert text.startswith("multigpu.hatchet  GPU time 1.38 ms")
+        assert ("  …" in text) == (width == 80)
+        assert "per device" in dict(app.screen.detail_rows)
+
+
+def test_one_line_keeps_the_first_part_and_whole_parts_in_order():
+    from proton_tui.formatting import one_line
+
+    parts = ["capture.hatchet", "GPU time 1.00 ms", "3 launches", "a long part that will not fit"]
+    assert one_line(parts, 200) == "  ".join(parts)
+    assert one_line(parts, 40) == "capture.hatchet  GPU time 1.00 ms  …"
+    assert one_line(parts, 10) == "capture.h…"
+    assert one_line(parts[:1], 15) == "capture.hatchet" and one_line([], 10) == ""
+    assert one_line(["漢字漢字.hatchet", "x"], 6) == "漢字 …"  # cells, not characters
+
+
+def test_a_narrow_table_keeps_a_narrower_share_bar():
+    """Where the full bar does not fit beside the numbers, the bar narrows (down to 4 cells) rather than go."""
+    from proton_tui.display import Display
+    from proton_tui.tui.widgets.table_rows import MIN_BAR_WIDTH, TableRows
+
+    model = TableRows(Display(load_profile(capture_path("gpt2_shadow"))))
+    assert "100.0%  ████  " in model.text(1, 78)  # step: the whole of 4 cells
+    start, end = model.bar_span(78)
+    assert end - start == MIN_BAR_WIDTH and model.text(2, 78)[start:end] == "██▍ "  # backward: 60.8 % of 4 cells
+    assert "share" not in model.header(78) and "share" in model.header(98)
+    start, end = model.bar_span(98)
+    assert end - start == 8 and model.text(2, 98)[start:end] == "████▉   "

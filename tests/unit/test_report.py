@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proton_tui.display import Display
-from proton_tui.formatting import counted, wrap_parts
+from proton_tui.formatting import counted
 from proton_tui.hatchet import load_profile
 from proton_tui.names import Names
 from proton_tui.report import bandwidth_notes, details_text, header_line, kernel_summary_lines, node_details, tree_lines
@@ -25,17 +25,6 @@ def test_roots_zero_metrics_are_labelled_as_protons_placeholders():
     assert "metrics" not in details
     assert details["Proton's hints"].startswith("bytes=0, count=0,") and "placeholders" in details["Proton's hints"]
     assert "metrics" in dict(node_details(Display(profile, Names()), 1))
-
-
-def test_the_header_wraps_between_its_parts_never_inside_one():
-    header = "vecadd_hook.hatchet  GPU time 39.66 ms  56 launches  5 kernels  devices: CUDA:0"
-    assert wrap_parts(header, 80) == header
-    assert wrap_parts(header, 70) == "vecadd_hook.hatchet  GPU time 39.66 ms  56 launches  5 kernels\ndevices: CUDA:0"
-    assert wrap_parts(header, 30).split("\n") == ["vecadd_hook.hatchet", "GPU time 39.66 ms  56 launches",
-                                                  "5 kernels  devices: CUDA:0"]
-    warning = "warning: kernels ran on 2 devices (CUDA:0, CUDA:1): Proton merges same-named kernels"
-    assert all(len(line) <= 30 for line in wrap_parts(warning, 30).split("\n"))  # a long part: between words
-    assert wrap_parts("a\nb  c", 3) == "a\nb\nc"
 
 
 def test_a_kernel_above_the_dram_peak_is_marked_cache_resident(write_capture):

@@ -107,46 +107,50 @@ class FormScreen(Screen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="form"):
             yield Static(Text("Detecting the interpreter…"), id="detection")
-            with Horizontal(id="buttons"):
-                yield Button("Run", id="run", variant="success", disabled=True)
-                yield Button("CPU check (no profile)", id="cpu-check")
-                yield Button("Open sample capture", id="sample")
-            yield Static(id="findings")
             with Horizontal(id="columns"):
                 with Vertical(classes="column"):
-                    yield Label("Payload: vecadd", classes="heading")
-                    for field, (title, default, parse, hint) in FIELDS.items():
+                    with Vertical(id="payload-panel", classes="panel") as payload:
+                        payload.border_title = "Payload: vecadd"
+                        for field, (title, default, parse, hint) in FIELDS.items():
+                            with Horizontal(classes="field-row"):
+                                yield Label(title, classes="field-label")
+                                field_input = Input(default, id=field, validators=[ParamValidator(parse)])
+                                field_input.tooltip = hint
+                                yield field_input
+                            yield Label("", id=f"{field}-error", classes="error")
                         with Horizontal(classes="field-row"):
-                            yield Label(title, classes="field-label")
-                            field_input = Input(default, id=field, validators=[ParamValidator(parse)])
-                            field_input.tooltip = hint
-                            yield field_input
-                        yield Label("", id=f"{field}-error", classes="error")
-                    with Horizontal(classes="field-row"):
-                        yield Label("Device", classes="field-label")
-                        yield Select([("auto", "auto"), ("cpu (Triton interpreter)", "cpu")], value="auto",
-                                     allow_blank=False, id="device")
-                    yield Label("Interpreter (Enter re-detects)")
-                    yield Input(self.python, id="python")
-                with Vertical(classes="column"):
-                    yield Label("Proton", classes="heading")
+                            yield Label("Device", classes="field-label")
+                            yield Select([("auto", "auto"), ("cpu (Triton interpreter)", "cpu")], value="auto",
+                                         allow_blank=False, id="device")
+                    with Vertical(id="interpreter-panel", classes="panel") as interpreter:
+                        interpreter.border_title = "Interpreter"
+                        interpreter.border_subtitle = "Enter re-detects"
+                        yield Input(self.python, id="python")
+                with Vertical(id="proton-panel", classes="column panel") as proton:
+                    proton.border_title = "Proton"
                     with Horizontal(classes="switch-row"):
                         yield Switch(True, id="profile")
                         yield Label("profile with Proton")
                     with Horizontal(classes="switch-row"):
                         yield Switch(True, id="hook")
                         yield Label("triton hook (-k triton)")
-                    yield Label("Backend")
+                    yield Label("Backend", classes="choice-label")
                     with RadioSet(id="backend"):
                         for backend in BACKENDS:
                             yield RadioButton(backend, value=backend == "auto", name=backend)
                     with Horizontal(classes="radio-row"):
                         for field, choices in (("context", CONTEXTS), ("mode", MODES)):
-                            with Vertical():
-                                yield Label(field.capitalize())
+                            with Vertical(classes="choice"):
+                                yield Label(field.capitalize(), classes="choice-label")
                                 with RadioSet(id=field):
                                     for choice in choices:
                                         yield RadioButton(choice, value=choice == choices[0], name=choice)
+            yield Static(id="findings")
+            with Horizontal(id="buttons"):
+                yield Button("Run", id="run", variant="success", disabled=True)
+                yield Button("CPU check (no profile)", id="cpu-check")
+                yield Button("Open sample capture", id="sample")
+            yield Static(id="run-reason")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -218,13 +222,12 @@ class FormScreen(Screen):
 
     def refresh_form(self) -> None:
         """Re-check everything: field messages, backends this interpreter cannot run, rules, the Run button."""
-        run = self.query_one("#run", Button)
         try:
             params = self.form_params()
         except ParamError as error:  # named by the form's label for that option, not by its flag
             label = FORM_LABELS.get(error.flag, error.flag)
             self.query_one("#findings", Static).update(Text(f"✗ {label}: {error.reason}", style="bold red"))
-            run.disabled = True
+            self.show_run_state(f"{label}: {error.reason}")
             return
         for button in self.query_one("#backend", RadioSet).query(RadioButton):
             refusals = [f for f in self.findings_for(replace(params, backend=button.name)) if f.refuses]
@@ -239,7 +242,20 @@ class FormScreen(Screen):
                 if button.tooltip and button.name != params.backend
             ]
         self.query_one("#findings", Static).update(Text("\n".join(lines)))
-        run.disabled = self.info is None or any(f.refuses for f in findings)
+        refusals = [f.form_message for f in findings if f.refuses]
+        if self.info is None:
+            self.show_run_state(self.probe_error or "the interpreter is being detected")
+        else:
+            self.show_run_state(refusals[0] if refusals else None)
+
+    def show_run_state(self, reason: str | None) -> None:
+        """Run enabled, or disabled with why (in its tooltip and under the buttons)."""
+        run = self.query_one("#run", Button)
+        run.disabled = reason is not None
+        run.tooltip = f"Run can't start: {reason}" if reason else "Run the payload under Proton (ctrl+r)"
+        note = self.query_one("#run-reason", Static)
+        note.update(Text(f"Run can't start: {reason}" if reason else ""))
+        note.display = reason is not None
 
     @on(Input.Changed)
     def field_changed(self, event: Input.Changed) -> None:
@@ -256,7 +272,7 @@ class FormScreen(Screen):
     def interpreter_changed(self, event: Input.Submitted) -> None:
         self.python, self.info = event.value, None
         self.query_one("#detection", Static).update(Text(f"Detecting {event.value}…"))
-        self.query_one("#run", Button).disabled = True
+        self.show_run_state("the interpreter is being detected")
         self.detect(event.value)
 
     @on(RadioSet.Changed)

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -23,6 +24,7 @@ from ...console import printable
 from ..messages import RunFinished, ViewCapture
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
+from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
 
 
@@ -48,10 +50,14 @@ class RunScreen(Screen):
         self.run_dir: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="run-status")
-        yield Static(id="run-command")
+        with Vertical(id="run-head") as head:
+            head.border_title = "Run"
+            yield Summary(id="run-status")  # one line: what does not fit is left out, never wrapped
+            yield Static(id="run-command")
         yield VerdictPanel(id="verdict-panel")
-        yield BatchedLog(id="run-log")
+        log = BatchedLog(id="run-log")
+        log.border_title = "Output"
+        yield log
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -102,6 +108,7 @@ class RunScreen(Screen):
     def on_start(self, run_dir, command) -> None:
         self.run_dir = str(run_dir)
         self.query_one("#run-command", Static).update(Text(f"$ {command.display()}\n→ {run_dir}"))
+        self.query_one(BatchedLog).border_subtitle = Text(printable(f"all of it in {run_dir / STDOUT_LOG}"))
 
     def on_lines(self, lines: list[str]) -> None:
         """Called with each batch of output; the log is written by the flush timer."""
@@ -110,7 +117,7 @@ class RunScreen(Screen):
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
-        self.query_one("#run-status", Static).update(Text(self.status_text()))
+        self.query_one("#run-status", Summary).update(self.status_text())
 
     def status_text(self) -> str:
         signals = self.signals.signals
@@ -151,7 +158,7 @@ class RunScreen(Screen):
         else:
             lines, passed = [self.problem or ""], False
         self.query_one(VerdictPanel).show("\n".join(lines), passed)
-        self.query_one("#run-status", Static).update(Text(self.status_text()))
+        self.query_one("#run-status", Summary).update(self.status_text())
 
     # ---- actions ------------------------------------------------------------------------------------------------
     def action_cancel(self) -> None:

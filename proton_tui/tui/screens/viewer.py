@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
 from ...capture.rundir import DEFAULT_OUTPUT
+from ...console import printable, size_text
 from ...diff import compare_candidates, diff_profiles
 from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
@@ -31,7 +32,6 @@ from ...report import (
     bandwidth_notes,
     details_text,
     device_lines,
-    empty_hidden_text,
     header_line,
     kernel_details,
     node_details,
@@ -111,7 +111,9 @@ class ProfileScreen(Screen):
         While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
         if self.profile is not None and self.profile.is_root_only:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
-        widgets = [ProfileTable(self.profile, id="table"), Static(id="detail")]
+        detail = Static(id="detail")
+        detail.border_title = "Details"
+        widgets = [ProfileTable(self.profile, id="table"), detail]
         for widget in widgets:
             widget.display = self.profile is not None
         flame = FlameView(id="flame")
@@ -159,7 +161,10 @@ class ProfileScreen(Screen):
 
     def show_progress(self) -> None:
         if fraction := self.opening.fraction_read():
-            self.query_one("#summary", Summary).update(f"{self.opening.label}  {int(fraction * 100)} % read")
+            opening, share = self.opening, f"{int(fraction * 100)} % read"
+            what = f"Reading {size_text(opening.size)}, {share}" if opening.size else share
+            # the path last, cut in its middle if the line is short: the numbers before it stay whole
+            self.query_one("#summary", Summary).update(f"{what}  {printable(str(opening.path))}", cut_last=True)
 
     @on(Loaded)
     async def show_loaded(self, message: Loaded) -> None:
@@ -207,12 +212,16 @@ class ProfileScreen(Screen):
         return True
 
     def summary_text(self, profile: Profile) -> str:
-        lines = [header_line(profile)]
+        """The header's one line: the capture in numbers, then what the view leaves out, then a pointer to the
+        notes (ROOT's details hold them: they would not fit one line)."""
+        line = header_line(profile)
         if profile.reference_total is not None:
-            lines[0] += f"  (filtered: {format_percent(profile.percent(profile.total))} of the capture)"
+            line += f"  filtered: {format_percent(profile.percent(profile.total))} of the capture"
         if hidden := self.view_filter.hidden_empty(profile):
-            lines[0] += f"  ({empty_hidden_text(hidden)}; h shows them)"
-        return "\n".join(lines + device_lines(profile) + bandwidth_notes(profile))
+            line += f"  {counted(hidden, 'empty frame')} hidden (h shows)"
+        if notes := len(device_lines(profile) + bandwidth_notes(profile)):
+            line += f"  {counted(notes, 'note')} in ROOT's details"
+        return line
 
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)

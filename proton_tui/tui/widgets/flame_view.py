@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.binding import Binding
 from textual.color import Color
 from textual.geometry import Size
@@ -13,6 +14,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...console import printable
 from ...display import Display
 from ...flame import KERNEL, MERGED, PYTHON, REGION, SCOPE, FlameLayout, Frame, kind
 from .table_rows import fit
@@ -89,7 +91,7 @@ class FlameView(ScrollView, can_focus=True):
         if keep is not None and keep != self.top and self.top not in self.display_spec.profile.ancestors(keep):
             keep = self.top
         self.select(self.layout_.nearest(keep if keep is not None else self.top))
-        self.border_title = self.zoom_path()
+        self.border_title = Text(printable(self.zoom_path()))  # Text: a name is never read as markup
 
     def zoom_path(self) -> str:
         display = self.display_spec

@@ -13,10 +13,11 @@ import re
 from rich.cells import cell_len, set_cell_size
 
 from ...display import Display
-from ...formatting import columns, kernel_cells, node_cells
+from ...formatting import columns, kernel_cells, node_cells, share_bar
 from ...hatchet import KernelStats, Profile
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
+MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
 COLUMN_PRIORITY = ("time", "percent", "launches", "gbps", "avg", "bar", "peak", "device")
 AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
@@ -65,6 +66,7 @@ class TableRows:
     def load(self, display: Display) -> None:
         """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
         self.display, self.columns, self.expanded = display, columns(display.profile, bars=True), {0}
+        self._layouts: dict[int, list[tuple[int, int]]] = {}
         self.rebuild()
         if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])
@@ -138,6 +140,7 @@ class TableRows:
             self.expanded.add(0)
             self.matches = []
             self.columns = columns(display.profile, bars=True)
+            self._layouts = {}
         self.display = display
         self.rebuild()
 
@@ -190,33 +193,49 @@ class TableRows:
         return self.rows.index(node)
 
     # ---- text ---------------------------------------------------------------------------------------------------
-    def visible_columns(self, width: int) -> list[int]:
-        """The positions of the columns that fit beside a name of MIN_NAME_WIDTH cells, in table order: whole
-        columns are left out, the least needed first (COLUMN_PRIORITY); a number is never cut."""
+    def visible_columns(self, width: int) -> list[tuple[int, int]]:
+        """The columns that fit beside a name of MIN_NAME_WIDTH cells, in table order, as (position, width): whole
+        columns are left out, the least needed first (COLUMN_PRIORITY); a number is never cut. The share bar,
+        short of room for its full width, takes what is left down to MIN_BAR_WIDTH cells."""
+        found = self._layouts.get(width)
+        if found is not None:
+            return found
         ranked = sorted(range(len(self.columns)), key=lambda i: COLUMN_PRIORITY.index(self.columns[i].key)
                         if self.columns[i].key in COLUMN_PRIORITY else len(COLUMN_PRIORITY))
         fitting, used = [], MIN_NAME_WIDTH
         for position in ranked:
-            if used + self.columns[position].width + 2 > width:
+            column = self.columns[position]
+            cells = column.width
+            if column.key == "bar" and used + cells + 2 > width:
+                cells = max(MIN_BAR_WIDTH, width - used - 2)
+            if used + cells + 2 > width:
                 break
-            fitting.append(position)
-            used += self.columns[position].width + 2
-        return sorted(fitting)
+            fitting.append((position, cells))
+            used += cells + 2
+        self._layouts[width] = found = sorted(fitting)
+        return found
 
-    def line(self, name: str, cells: list[str], width: int) -> str:
-        numbers = "".join("  " + self.columns[i].align(cells[i]) for i in self.visible_columns(width))
+    def line(self, name: str, cells: list[str], width: int, share: float | None = None) -> str:
+        """A row: the name cut to what the columns leave, then the cells; a narrowed share bar drawn again from
+        `share` at its width."""
+        def cell(i: int, cells_wide: int) -> str:
+            if cells_wide == self.columns[i].width:
+                return self.columns[i].align(cells[i])
+            # the narrowed share bar: drawn again at its width (its title, wider, left out)
+            return share_bar(share, cells_wide) if share is not None else " " * cells_wide
+
+        numbers = "".join("  " + cell(i, cells_wide) for i, cells_wide in self.visible_columns(width))
         return fit(name, max(MIN_NAME_WIDTH, width - len(numbers))) + numbers if width >= MIN_NAME_WIDTH \
             else fit(name, width)
 
     def bar_span(self, width: int) -> tuple[int, int] | None:
         """Where the share bars are in a line `width` cells wide (start, end), or None where they are left out."""
         shown = self.visible_columns(width) if width >= MIN_NAME_WIDTH else []
-        numbers = sum(2 + self.columns[i].width for i in shown)
-        start = max(MIN_NAME_WIDTH, width - numbers)
-        for i in shown:
+        start = max(MIN_NAME_WIDTH, width - sum(2 + cells for _, cells in shown))
+        for i, cells in shown:
             if self.columns[i].key == "bar":
-                return start + 2, start + 2 + self.columns[i].width
-            start += 2 + self.columns[i].width
+                return start + 2, start + 2 + cells
+            start += 2 + cells
         return None
 
     def header(self, width: int) -> str:
@@ -232,8 +251,9 @@ class TableRows:
         display, profile = self.display, self.profile
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
-            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel, bars=True), width)
+            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel, bars=True), width,
+                             profile.percent(kernel.value))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
         return self.line(display.guide(node) + marker + display.name(node), node_cells(profile, node, bars=True),
-                         width)
+                         width, profile.percent(profile.inclusive[node]))
