@@ -1,5 +1,5 @@
-"""On a GPU, the newcomer's whole path in a real terminal (tmux, 160×48): the form → Run → the kernel table → back
-to the form → a second run at another size → F4 lists both → compare the two captures.
+"""On a GPU, the newcomer's whole path in a real terminal (tmux, 160×48): the form → Run → the kernel table → the
+flame view and back → back to the form → a second run at another size → F4 lists both → compare the two captures.
 
 With PROTON_TUI_EVIDENCE=DIR it also writes what it measured there (`flow.json`: seconds from each keystroke to
 the screen it brings) and an SVG screenshot of the comparison, taken through the command palette."""
@@ -46,6 +46,23 @@ def on_the_form(screen: str) -> bool:
     return bool(re.search(r"^[\s│]*Size\b", screen, re.M)) and "Iterations" in screen and "GPU time" not in screen
 
 
+def save_screenshot(term: Terminal, home: Path, to: Path) -> None:
+    """An SVG of the screen as the app draws it, taken through the command palette, copied to `to`."""
+    before = set(home.rglob("*.svg"))
+    term.keys("C-p")
+    term.wait_for(lambda s: "Search for commands" in s or ">" in s, 10, "the command palette")
+    term.keys("screenshot", literal=True)
+    time.sleep(1.0)
+    term.keys("Enter")
+    deadline = time.monotonic() + 15
+    while not (new := set(home.rglob("*.svg")) - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    to.parent.mkdir(parents=True, exist_ok=True)
+    if new:
+        shutil.copy(sorted(new)[0], to)
+    time.sleep(0.5)  # the palette's toast, gone before the next keys
+
+
 def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypatch):
     home = tmp_path / "home"
     (home / "Downloads").mkdir(parents=True)
@@ -59,6 +76,12 @@ def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypa
 
         figures["run_1m_s"], screen = timed(term, ("C-r",), table_of(1048576), 300, "the first run's table")
         assert "PASS" in screen, screen
+        figures["flame_s"], screen = timed(term, ("g",), lambda s: "Flame: ROOT" in s and s, 30, "the flame view")
+        assert "add_kernel<n=1048576>" in screen or "add_kernel" in screen, screen
+        if os.environ.get("PROTON_TUI_EVIDENCE"):
+            save_screenshot(term, home, Path(os.environ["PROTON_TUI_EVIDENCE"]) / "flow-flame.svg")
+        term.keys("g")
+        term.wait_for(table_of(1048576), 15, "the table again")
         for _ in range(3):  # the viewer goes back to the run screen, which goes back to the form
             if on_the_form(term.screen()):
                 break
@@ -87,18 +110,8 @@ def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypa
 
         evidence = os.environ.get("PROTON_TUI_EVIDENCE")
         if evidence:
-            term.keys("C-p")
-            term.wait_for(lambda s: "Search for commands" in s or ">" in s, 10, "the command palette")
-            term.keys("screenshot", literal=True)
-            time.sleep(1.0)
-            term.keys("Enter")
-            deadline = time.monotonic() + 15
-            while not (shots := list(home.rglob("*.svg"))) and time.monotonic() < deadline:
-                time.sleep(0.2)
             folder = Path(evidence)
-            folder.mkdir(parents=True, exist_ok=True)
-            if shots:
-                shutil.copy(shots[0], folder / "flow-compare.svg")
+            save_screenshot(term, home, folder / "flow-compare.svg")
             (folder / "flow-screen.txt").write_text(term.screen())
             records = [orjson.loads(path.read_bytes()) for path in sorted(runs.glob("*/run.json"))]
             figures["runs"] = [{key: record.get(key) for key in ("verdict", "device", "gbps", "wall_s")}
