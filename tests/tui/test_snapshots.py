@@ -163,7 +163,7 @@ def stored_run(monkeypatch):
     from proton_tui.capture.history import stored_runs
 
     monkeypatch.chdir(FIXTURES)
-    return stored_runs(Path("runs"))[0].run_result()
+    return next(entry for entry in stored_runs(Path("runs")) if entry.kind == "run").run_result()
 
 
 def on_the_run_screen(run, theme: str):
@@ -197,3 +197,34 @@ def themed_after_detection(theme: str):
         await detected()(pilot)
 
     return run_before
+
+
+def on_a_screen(make, theme: str):
+    async def run_before(pilot) -> None:
+        pilot.app.theme = theme
+        await pilot.app.push_screen(make())
+        await settle()(pilot)
+
+    return run_before
+
+
+@SIZES
+@THEMES
+def test_runs_list(snap_compare, monkeypatch, size, theme):
+    from proton_tui.tui.screens.runs import RunsScreen
+
+    monkeypatch.chdir(FIXTURES)
+    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: RunsScreen([], Path("runs")),
+                                                                              theme), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_check_screen(snap_compare, monkeypatch, size, theme):
+    from proton_tui.capture.history import stored_runs
+    from proton_tui.tui.screens.check import CheckScreen
+
+    monkeypatch.chdir(FIXTURES)
+    report = next(entry for entry in stored_runs(Path("runs")) if entry.kind == "check").check_report()
+    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
+                                                                              theme), terminal_size=size)

@@ -116,3 +116,20 @@ async def test_no_gpu_says_so_and_offers_the_cpu_check(tmp_path, monkeypatch):
         await wait_for(lambda: finished(cpu_screen), what="the CPU check's end")
         await pilot.pause()
         assert [row["RESULT"] for row in table_cells(cpu_screen).values()] == ["PASS"]
+
+
+async def test_a_finished_check_offers_back_not_cancel(monkeypatch):
+    """Read back from its folder, a check has nothing to cancel: its key bar says Back, and Escape goes back."""
+    from proton_tui.capture.history import stored_runs
+    from tests.helpers import FIXTURES
+
+    monkeypatch.chdir(FIXTURES)
+    report = next(entry for entry in stored_runs(Path("runs")) if entry.kind == "check").check_report()
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.push_screen(CheckScreen(finished=report))
+        await pilot.pause()
+        bar = [key[2] for key in app.screen.query_one("KeyBar").keys]
+        assert "Back" in bar and "Cancel check" not in bar
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CheckScreen)

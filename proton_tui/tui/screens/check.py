@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from ...capture.check import (
     MIN_FRACTION,
@@ -37,6 +37,7 @@ from ...capture.probe import ProbeError
 from ...formatting import counted
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
+from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
 
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
@@ -103,10 +104,14 @@ class CheckScreen(Screen):
         self.elapsed: float | None = None  # frozen when the check ends
 
     def compose(self) -> ComposeResult:
-        yield Static(id="check-status")
-        yield DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
+        yield Summary(id="check-status")  # one line: what does not fit is left out, never wrapped
+        table = DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
+        table.border_title = "One row per interpreter job" if self.cpu else "One row per GPU"
+        yield table
         yield VerdictPanel(id="check-result")
-        yield BatchedLog(id="check-log")
+        log = BatchedLog(id="check-log")
+        log.border_title = "Output, each line marked with its " + ("job" if self.cpu else "GPU")
+        yield log
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -134,7 +139,7 @@ class CheckScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "cancel":
-            return (self.running and not self.stop.is_set()) or None
+            return self.running and not self.stop.is_set()  # hidden once there is nothing to cancel
         if action == "back":
             return (not self.running) or None
         if action == "cpu_check":
@@ -185,7 +190,7 @@ class CheckScreen(Screen):
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
-        self.query_one("#check-status", Static).update(Text(self.status_text()))
+        self.query_one("#check-status", Summary).update(self.status_text())
 
     # ---- rendering ----------------------------------------------------------------------------------------------
     def show_rows(self, report: CheckReport) -> None:

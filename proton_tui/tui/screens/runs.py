@@ -50,7 +50,9 @@ class RunsScreen(Screen):
                    f"{THIS_PROCESS.strip()} {counted(mine, 'run')} made since proton-tui opened)"
                    if self.entries else f"No run or check in {self.output} yet.")
         yield Static(Text(printable(summary)), id="summary")
-        yield OptionList(*[Option(Text(printable(label)), id=str(i)) for i, (label, _, _) in enumerate(self.entries)])
+        runs = OptionList(*[Option(Text(printable(label)), id=str(i)) for i, (label, _, _) in enumerate(self.entries)])
+        runs.border_title = "Enter opens one"
+        yield runs
         yield KeyBar()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
