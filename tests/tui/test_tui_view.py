@@ -366,3 +366,22 @@ def test_a_narrow_table_keeps_a_narrower_share_bar():
     assert "share" not in model.header(78) and "share" in model.header(98)
     start, end = model.bar_span(98)
     assert end - start == 8 and model.text(2, 98)[start:end] == "████▉   "
+
+
+async def test_flame_view_colours_kernels_by_kind_or_by_percent_of_peak():
+    """p switches the flame view's colours from kind (kernel, scope, python frame) to % of the DRAM peak: the
+    sample's add_kernel (91.4 %) good, torch's kernels (no bytes declared) without a figure."""
+    from proton_tui.tui.app import sample_capture
+    from proton_tui.tui.widgets.flame_view import FlameView
+
+    app = ProtonApp(load_profile(sample_capture()))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("g")
+        flame = app.screen.query_one(FlameView)
+        frames = {flame.display_spec.profile.names[f.node]: f for f in flame.layout_.rows[1] if f.node is not None}
+        add = frames["add_kernel<n=268435456>"]
+        other = next(frame for name, frame in frames.items() if name != "add_kernel<n=268435456>")
+        assert flame.style_of(add) == flame.style_of(other) == "flame-view--kernel"
+        await pilot.press("p")
+        assert flame.style_of(add) == "flame-view--peak-good" and flame.style_of(other) == "flame-view--peak-none"
+        assert flame.style_of(flame.layout_.rows[0][0]) == "flame-view--peak-none"  # ROOT: no figure of its own
