@@ -190,7 +190,7 @@ def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     }
 
 
-CAPTURE_SUFFIX = ".hatchet"
+CAPTURE_SUFFIXES = (".hatchet", ".hatchet_msgpack")
 MAX_CANDIDATES = 50  # captures offered to compare with, newest first
 
 
@@ -201,7 +201,7 @@ def compare_candidates(opened: Path, output: Path) -> list[Path]:
     folders = [opened.parent] + _children(output)
     for folder in folders:
         for path in _children(folder):
-            if path.suffix == CAPTURE_SUFFIX and path.is_file():
+            if path.suffix in CAPTURE_SUFFIXES and path.is_file():
                 try:
                     found[path.resolve()] = path.stat().st_mtime
                 except OSError:

@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
 
 
 def view(
-    file: Annotated[Path, typer.Argument(help="A Proton .hatchet capture.", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7).",
+                                         show_default=False)],
     plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
     kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,

@@ -55,6 +55,14 @@ class Node(msgspec.Struct, gc=False):
 
 
 DOCUMENT = msgspec.json.Decoder(tuple[Node, dict])
+MSGPACK_DOCUMENT = msgspec.msgpack.Decoder(tuple[Node, dict])  # .hatchet_msgpack (Triton >= 3.7): the same document
+
+
+def is_msgpack(data) -> bool:
+    """Whether a capture is MessagePack: it starts with an array or a map (Proton writes a two-element array),
+    bytes that never start a JSON document (which starts with text)."""
+    first = data[:1]
+    return bool(first) and (0x80 <= first[0] <= 0x9F or 0xDC <= first[0] <= 0xDF)
 NODES = msgspec.json.Decoder(list[Node])
 # Anything msgspec cannot take: the file is then read with orjson, whose path gives the one-line error.
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
@@ -71,7 +79,7 @@ def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
     see `flatten`."""
     try:
         with memoryview(data) as view:
-            tree, device_info = DOCUMENT.decode(view)
+            tree, device_info = (MSGPACK_DOCUMENT if is_msgpack(data) else DOCUMENT).decode(view)
     except DECODE_ERRORS:
         return load_parsed(path, data, show_internal, cancelled)
     try:
@@ -82,20 +90,21 @@ def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
 
 def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
     """The profile of the whole file parsed into dicts and lists with orjson; CaptureError names what is wrong."""
-    tree, device_info = document_parts(path, parse(path, data))
+    kind = "MessagePack array" if is_msgpack(data) else "JSON list"
+    tree, device_info = document_parts(path, parse(path, data), kind)
     try:
         return _index(path, tree, device_info, show_internal, cancelled=cancelled)
     except NodeError as error:
         raise CaptureError(f"{path}: {error}") from None
 
 
-def document_parts(path: Path, document) -> tuple[object, dict]:
+def document_parts(path: Path, document, kind: str = "JSON list") -> tuple[object, dict]:
     """The tree and device_info of a parsed capture; CaptureError when the document is not [tree, device_info]."""
     if isinstance(document, dict) and "traceEvents" in document:
         raise CaptureError(f"{path}: a Chrome trace (Proton's -d trace), a timeline rather than a tree: open it in "
                            "Perfetto (ui.perfetto.dev) or chrome://tracing; proton-tui reads the .hatchet tree")
     if not isinstance(document, list) or len(document) != 2:
-        raise CaptureError(f"{path}: not a Proton capture: expected a JSON list [tree, device_info]")
+        raise CaptureError(f"{path}: not a Proton capture: expected a {kind} [tree, device_info]")
     tree, device_info = document
     if not isinstance(device_info, dict):
         raise CaptureError(f"{path}: not a Proton capture: device_info (the list's second element) is not an object")
@@ -269,14 +278,16 @@ def _check_content(path: Path, data) -> None:
         raise CaptureError(f"{path}: empty file")
     if data[:2] == b"\x1f\x8b":
         raise CaptureError(f"{path}: gzip-compressed: decompress it first (gunzip -k {path})")
-    if data[:1] == b"\x92":
-        raise CaptureError(f"{path}: binary data, a MessagePack capture (.hatchet_msgpack, Triton >= 3.7); "
-                           "proton-tui reads Proton's JSON .hatchet format")
+    if is_msgpack(data):
+        return
     if b"\x00" in data[:65536]:
-        raise CaptureError(f"{path}: binary data, not a JSON .hatchet capture")
+        raise CaptureError(f"{path}: binary data, neither a JSON .hatchet nor a MessagePack .hatchet_msgpack capture")
 
 
 def parse(path: Path, data):
+    """The document as dicts and lists (JSON with orjson, MessagePack with msgspec); CaptureError saying why not."""
+    if is_msgpack(data):
+        return _parse_msgpack(path, data)
     try:
         with memoryview(data) as view:
             return orjson.loads(view)
@@ -289,6 +300,18 @@ def parse(path: Path, data):
         if re.match(rb"-?(NaN|Infinity)", data[error.pos : error.pos + 9]):
             raise CaptureError(f"{path}: metric value is NaN or Infinity at line {error.lineno}") from None
         raise CaptureError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+
+
+def _parse_msgpack(path: Path, data):
+    try:
+        with memoryview(data) as view:
+            return msgspec.msgpack.decode(view)
+    except RecursionError:
+        raise CaptureError(f"{path}: MessagePack nested deeper than its decoder allows") from None
+    except msgspec.DecodeError as error:
+        if "truncated" in str(error):
+            raise CaptureError(f"{path}: truncated: the MessagePack data ends early") from None
+        raise CaptureError(f"{path}: not valid MessagePack: {error}") from None
 
 
 def _parse_deep(path: Path, data: bytes):
