@@ -7,7 +7,7 @@ import csv
 import io
 import textwrap
 from collections.abc import Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
@@ -27,6 +27,9 @@ from .formatting import (
 )
 from .hatchet import KernelStats, Profile
 from .hatchet.profile import NO_UNIT
+
+if TYPE_CHECKING:
+    from .hatchet.trace import Trace
 
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
 
@@ -156,7 +159,8 @@ def header_line(profile: Profile) -> str:
                          "metrics")
     total = format_value(profile.total, profile.unit)
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
-    devices = ", ".join(profile.device_names()) or "no device listed"
+    devices = ", ".join(profile.device_names()) or ("none in a trace" if profile.trace is not None
+                                                    else "no device listed")
     return printable(
         f"{name}  {label} {total}  {counted(profile.kernel_launches, 'launch', 'launches')}  "
         f"{counted(profile.kernel_count, 'kernel')}  devices: {devices}"
@@ -182,6 +186,35 @@ def tree_lines(display: Display) -> Iterator[str]:
         yield f"({profile.hidden_internal} internal Proton nodes hidden)"
 
 
+def trace_lines(trace: Trace) -> list[str]:
+    """A trace's lanes: each one's busy time (its kernels' union), its idle gaps (between its first kernel's start
+    and its last one's end: how long the stream waited) and what else it holds."""
+    span = trace.end - trace.start
+    lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to the "
+             f"last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
+             + (f"; {counted(len(trace.flows), 'launch → kernel flow')}" if trace.flows else "")]
+    for number, lane in enumerate(trace.lanes):
+        kernels = trace.lane_events(number)
+        others = [event for event in trace.lane_events(number, None) if event.category != "kernel"]
+        parts = [printable(lane.name)]
+        if kernels:
+            busy, gaps = trace.busy(number)
+            active = max(event.end for event in kernels) - min(event.start for event in kernels)
+            parts.append(f"busy {format_value(busy, 'ns')} of {format_value(active, 'ns')} "
+                         f"({format_percent(100.0 * busy / active if active else 100.0)})")
+            parts.append(counted(len(kernels), "kernel"))
+            if gaps:
+                largest = max(gaps, key=lambda gap: gap[1] - gap[0])
+                parts.append(f"idle {format_value(sum(end - start for start, end in gaps), 'ns')} in "
+                             f"{counted(len(gaps), 'gap')}, the longest {format_value(largest[1] - largest[0], 'ns')} "
+                             f"at {format_value(largest[0], 'ns')}")
+        if others:
+            kinds = sorted({event.category or "event" for event in others})
+            parts.append(counted(len(others), " and ".join(kinds) + " event"))
+        lines.append("  " + "  ".join(parts))
+    return lines
+
+
 def empty_hidden_text(count: int) -> str:
     """What the views say of the empty frames they hide."""
     return f"{counted(count, 'empty frame')} hidden: nothing recorded below them"
@@ -202,6 +235,8 @@ def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator
     """The flat kernel summary as aligned text in display order; `limit` keeps the top rows."""
     profile = display.profile
     yield header_line(profile)
+    if profile.trace is not None:
+        yield from trace_lines(profile.trace)
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
@@ -285,7 +320,19 @@ def summary_json(display: Display) -> dict:
         "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
+        **({"trace": trace_record(profile.trace)} if profile.trace is not None else {}),
     }
+
+
+def trace_record(trace: Trace) -> dict:
+    """A trace's lanes for scripts: name, kind, busy time, idle gaps (start, end), kernels; times in ns from the
+    trace's first event."""
+    lanes = []
+    for number, lane in enumerate(trace.lanes):
+        busy, gaps = trace.busy(number)
+        lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
+                      "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
+    return {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": len(trace.flows), "lanes": lanes}
 
 
 def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:

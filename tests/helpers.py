@@ -102,7 +102,7 @@ BAD_INPUTS = {
         "node 'k': metric 'bytes' is -8, negative",
     ),
     "gzip": (b"\x1f\x8b\x08\x00" + bytes(60), "gzip-compressed: decompress it first"),
-    "chrome trace": (b'{"displayTimeUnit": "us", "traceEvents": []}', "a Chrome trace (Proton's -d trace)"),
+    "chrome trace not a list": (b'{"displayTimeUnit": "us", "traceEvents": {}}', "not a Proton trace"),
     "bool metric": (
         b'[{"frame": {"name": "ROOT"}, "metrics": {}, "children": [{"frame": {"name": "k"}, "metrics": {"count": true}, "children": []}]}, {}]',
         "not a number",

@@ -85,7 +85,7 @@ def view(
         sys.stdout.write(report.json_text(report.summary_json(display)))
     elif as_csv:
         sys.stdout.write(report.kernel_csv(display))
-    elif kernels:
+    elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary
         report.write_lines(report.kernel_summary_lines(display), sys.stdout)
     else:
         report.write_lines(report.tree_lines(display), sys.stdout)

@@ -12,6 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
 NO_UNIT = "none"  # the unit of a capture in which no node has a time or cycles (only scopes and their metrics)
@@ -80,7 +84,7 @@ class Profile:
     _empty: list[bool] | None = field(default=None, repr=False)
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
     device_note: str | None = None  # why the devices are not called as the capture file calls them
-
+    trace: Trace | None = None  # a Chrome trace's lanes and events, when the capture is one
     @property
     def node_count(self) -> int:
         return len(self.names)
@@ -276,6 +280,7 @@ class Profile:
                 device_info=self.device_info,
                 hidden_internal=self.hidden_internal,
                 device_note=self.device_note,
+                trace=self.trace,
                 reference_total=self.total if self.reference_total is None else self.reference_total,
             )
         )

@@ -25,6 +25,7 @@ import msgspec
 import orjson
 
 from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
+from .trace import TraceError, read_trace
 
 TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -89,20 +90,35 @@ def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
 
 
 def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
-    """The profile of the whole file parsed into dicts and lists with orjson; CaptureError names what is wrong."""
+    """The profile of the whole file parsed into dicts and lists with orjson; CaptureError names what is wrong. A
+    Chrome trace becomes the tree of its kernels, the trace itself kept beside it (`Profile.trace`)."""
+    document = parse(path, data)
+    if isinstance(document, dict) and "traceEvents" in document:
+        return trace_profile(path, document, show_internal, cancelled)
     kind = "MessagePack array" if is_msgpack(data) else "JSON list"
-    tree, device_info = document_parts(path, parse(path, data), kind)
+    tree, device_info = document_parts(path, document, kind)
     try:
         return _index(path, tree, device_info, show_internal, cancelled=cancelled)
     except NodeError as error:
         raise CaptureError(f"{path}: {error}") from None
 
 
+def trace_profile(path: Path, document: dict, show_internal: bool, cancelled: Callable[[], bool] | None) -> Profile:
+    """A Chrome trace's kernels as a tree (summed by call stack), with the trace kept for the timeline."""
+    try:
+        trace = read_trace(document)
+    except TraceError as error:
+        raise CaptureError(f"{path}: not a Proton trace: {error}") from None
+    try:
+        profile = _index(path, trace.tree(), {}, show_internal, cancelled=cancelled)
+    except NodeError as error:
+        raise CaptureError(f"{path}: {error}") from None
+    profile.trace = trace
+    return profile
+
+
 def document_parts(path: Path, document, kind: str = "JSON list") -> tuple[object, dict]:
     """The tree and device_info of a parsed capture; CaptureError when the document is not [tree, device_info]."""
-    if isinstance(document, dict) and "traceEvents" in document:
-        raise CaptureError(f"{path}: a Chrome trace (Proton's -d trace), a timeline rather than a tree: open it in "
-                           "Perfetto (ui.perfetto.dev) or chrome://tracing; proton-tui reads the .hatchet tree")
     if not isinstance(document, list) or len(document) != 2:
         raise CaptureError(f"{path}: not a Proton capture: expected a {kind} [tree, device_info]")
     tree, device_info = document

@@ -1,0 +1,105 @@
+"""Proton's Chrome traces read: the 3.6 shape and the >= 3.9 lanes, flows and clock base, as lanes with busy time
+and idle gaps, and as the tree of their kernels (every tree view then reads a trace too)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from proton_tui.hatchet import CaptureError, load_profile
+from tests.helpers import FIXTURES
+
+CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+V36 = FIXTURES / "vecadd_trace.chrome_trace"  # Triton 3.6.0 on an H200: the payload, 5 launches
+V39 = FIXTURES / "triton390_two_streams.chrome_trace"  # Triton 3.9.0: two streams, scopes, flows
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_a_36_trace_is_one_stream_and_the_tree_its_tree_twin_has():
+    profile = load_profile(V36)
+    trace = profile.trace
+    assert [(lane.name, lane.kind) for lane in trace.lanes] == [("stream 7", "gpu")]
+    raw = json.loads(V36.read_text())["traceEvents"]
+    assert len(trace.events) == len(raw) == 15 and trace.base_ns is None and trace.flows == []
+    assert trace.events[0].start == 0.0 and [e.start for e in trace.events] == sorted(e.start for e in trace.events)
+    first = min(raw, key=lambda event: event["ts"])
+    assert trace.events[0].duration == pytest.approx(first["dur"] * 1000)  # µs in the file, ns here
+    twin = load_profile(FIXTURES / "vecadd_trace_twin.hatchet")  # the same payload, run as a tree
+
+    def launches(p) -> Counter:
+        return Counter({k.name: k.launches for k in p.kernel_stats()})
+
+    assert launches(profile) == launches(twin)
+    assert profile.total == pytest.approx(sum(event["dur"] for event in raw) * 1000)
+
+
+def test_a_39_trace_has_named_lanes_flows_and_its_clock_base():
+    trace = load_profile(V39).trace
+    assert [(lane.name, lane.kind) for lane in trace.lanes] == [
+        ("CPU Thread 0", "cpu"), ("GPU Stream 7", "gpu"), ("GPU Stream 17", "gpu")]
+    assert trace.base_ns == 1796066334530334338 and len(trace.flows) == 15
+    for launch, kernel in trace.flows:
+        assert trace.events[kernel].category == "kernel" and trace.lanes[trace.events[kernel].lane].kind == "gpu"
+        assert launch is None or trace.lanes[trace.events[launch].lane].kind == "cpu"
+    for number in (1, 2):
+        kernels = trace.lane_events(number)
+        busy, gaps = trace.busy(number)
+        active = max(e.end for e in kernels) - min(e.start for e in kernels)
+        assert busy + sum(end - start for start, end in gaps) == pytest.approx(active)
+        assert all(start < end for start, end in gaps)
+    scopes = trace.lane_events(0, "scope")
+    assert sorted(event.name for event in scopes) == ["main_stream", "side_stream"]
+
+
+def test_next_launch_of_the_same_kernel():
+    trace = load_profile(V39).trace
+    adds = sorted((e.start, i) for i, e in enumerate(trace.events) if e.name == "add_kernel<n=4194304>")
+    order = [i for _, i in adds]
+    assert trace.next_launch(order[0]) == order[1] and trace.next_launch(order[1], -1) == order[0]
+    assert trace.next_launch(order[-1]) is None
+
+
+def test_view_plain_prints_the_lanes_then_the_kernel_summary():
+    result = cli("view", str(V39), "--plain")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("devices: none in a trace")
+    assert lines[1].startswith("trace: 3 lanes, ") and "15 launch → kernel flows" in lines[1]
+    assert lines[2] == "  CPU Thread 0  2 scope events"
+    assert lines[3].startswith("  GPU Stream 7  busy ") and " 22 kernels  idle " in lines[3]
+    assert lines[5].split() == ["time", "%", "launches", "avg", "kernel"]
+    document = json.loads(cli("view", str(V39), "--json").stdout)
+    assert [lane["name"] for lane in document["trace"]["lanes"]] == ["CPU Thread 0", "GPU Stream 7", "GPU Stream 17"]
+    assert document["trace"]["flows"] == 15 and document["distinct_kernels"] == 14
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"traceEvents": 3}', "not a Proton trace: 'traceEvents' is not a list"),
+    (b'{"traceEvents": [{"ph": "X", "name": "k", "ts": "soon", "dur": 1}]}', "'ts'/'dur' are not times"),
+    (b'{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": -1}]}', "'ts'/'dur' are not times"),
+    (b'{"traceEvents": [3]}', "event 0 is not an object"),
+])
+def test_a_bad_trace_is_one_line_exit_2(tmp_path, content, words):
+    path = tmp_path / "bad.chrome_trace"
+    path.write_bytes(content)
+    with pytest.raises(CaptureError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        load_profile(path)
+    result = cli("view", str(path), "--plain")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and words in result.stderr
+
+
+def test_a_trace_of_nothing_reads_as_an_empty_capture(tmp_path):
+    path = tmp_path / "empty.chrome_trace"
+    path.write_bytes(b'{"displayTimeUnit": "us", "traceEvents": []}')
+    profile = load_profile(path)
+    assert profile.is_root_only and profile.trace.lanes == [] and profile.trace.events == []
+    assert cli("view", str(path), "--plain").stdout.startswith("empty.chrome_trace: Proton recorded no kernels")
