@@ -27,6 +27,7 @@ from .formatting import (
 )
 from .hatchet import KernelStats, Profile
 from .hatchet.profile import NO_UNIT
+from .names import Names
 
 if TYPE_CHECKING:
     from .hatchet.trace import Trace
@@ -322,6 +323,34 @@ def summary_json(display: Display) -> dict:
         "kernels": kernel_records(display),
         **({"trace": trace_record(profile.trace)} if profile.trace is not None else {}),
     }
+
+
+def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str]]:
+    """One event of a trace as (label, value) pairs: name, lane, when, how long, the idle time before it on its
+    lane, what launched it, its call stack and arguments."""
+    event = trace.events[index]
+    rows = [("name", names.readable_name(event.name)), ("lane", trace.lanes[event.lane].name),
+            ("kind", event.category or "event"),
+            ("start", f"{format_value(event.start, 'ns')} after the trace's first event"),
+            ("duration", format_value(event.duration, "ns")), ("end", format_value(event.end, "ns"))]
+    before = [other for other in trace.lane_events(event.lane, event.category) if other.end <= event.start]
+    if before:
+        rows.append(("idle before", f"{format_value(event.start - max(o.end for o in before), 'ns')} on its lane"))
+    launches = [launch for launch, kernel in trace.flows if kernel == index]
+    if launches and launches[0] is not None:
+        launch = trace.events[launches[0]]
+        rows.append(("launched", f"from {trace.lanes[launch.lane].name} at {format_value(launch.start, 'ns')} "
+                                 f"({format_value(event.start - launch.start, 'ns')} before it ran)"))
+    if event.category == "kernel":
+        same = [i for i, other in enumerate(trace.events) if other.category == "kernel" and other.name == event.name]
+        rows.append(("launches", f"{counted(len(same), 'launch', 'launches')} of this kernel in the trace (n/N)"))
+    if event.call_stack:
+        rows.append(("call stack", " / ".join(names.shown(frame) for frame in event.call_stack)))
+    if event.args:
+        rows.append(("args", ", ".join(f"{key}={value}" for key, value in sorted(event.args.items()))))
+    if names.readable_name(event.name) != event.name:
+        rows.append(("raw name", event.name))
+    return rows
 
 
 def trace_record(trace: Trace) -> dict:

@@ -228,3 +228,10 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
     report = next(entry for entry in stored_runs(Path("runs")) if entry.kind == "check").check_report()
     assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
                                                                               theme), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_timeline(snap_compare, size, theme):
+    app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
+    assert snap_compare(app, run_before=themed(theme, "t", "down", "n"), terminal_size=size)

@@ -385,3 +385,46 @@ async def test_flame_view_colours_kernels_by_kind_or_by_percent_of_peak():
         await pilot.press("p")
         assert flame.style_of(add) == "flame-view--peak-good" and flame.style_of(other) == "flame-view--peak-none"
         assert flame.style_of(flame.layout_.rows[0][0]) == "flame-view--peak-none"  # ROOT: no figure of its own
+
+
+async def test_a_trace_opens_as_its_tree_and_t_shows_its_timeline():
+    """A Chrome trace opens as the tree of its kernels; t shows the timeline: the details follow the selected
+    event, arrows move along a lane and between lanes, n jumps to the next launch of the same kernel, + and -
+    zoom about it, 0 shows the whole trace, t goes back to the table. A capture without a trace has no t."""
+    from proton_tui.tui.widgets.timeline_view import TimelineView
+
+    app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
+    async with app.run_test(size=(140, 36)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        assert "main_stream" in visible_names(table)
+        await pilot.press("t")
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        trace = timeline.trace
+        assert timeline.display and not table.display and app.focused is timeline
+        first = timeline.selected
+        assert trace.events[first].category == "kernel" and dict(app.screen.detail_rows)["kind"] == "kernel"
+        await pilot.press("right")
+        assert timeline.selected != first and trace.events[timeline.selected].lane == trace.events[first].lane
+        add = next(i for i, event in enumerate(trace.events) if event.name == "add_kernel<n=4194304>")
+        timeline.select(add)
+        await pilot.press("n")
+        assert trace.events[timeline.selected].name == "add_kernel<n=4194304>" and timeline.selected == \
+            trace.next_launch(add)
+        assert dict(app.screen.detail_rows)["name"] == "add_kernel<n=4194304>"
+        whole = timeline.window
+        await pilot.press("plus", "plus")
+        start, end = timeline.window
+        assert end - start == pytest.approx((whole[1] - whole[0]) / 4)
+        assert start <= trace.events[timeline.selected].start <= end
+        await pilot.press("0")
+        assert timeline.window == whole
+        await pilot.press("down")
+        assert trace.lanes[trace.events[timeline.selected].lane].name == "GPU Stream 17"
+        await pilot.press("t")
+        assert table.display and not timeline.display
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await pilot.press("t")
+        assert not app.screen.query_one(TimelineView).display
+        assert "Timeline/table" not in [key[2] for key in app.screen.query_one("KeyBar").keys]

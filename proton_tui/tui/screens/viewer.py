@@ -32,6 +32,7 @@ from ...report import (
     bandwidth_notes,
     details_text,
     device_lines,
+    event_details,
     header_line,
     kernel_details,
     node_details,
@@ -42,6 +43,7 @@ from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
 from ..widgets.summary import Summary
+from ..widgets.timeline_view import TimelineView
 from ..widgets.verdict import VerdictPanel
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ class ProfileScreen(Screen):
         Binding("F", "clear_filter", "Clear filter", show=False),
         Binding("h", "toggle_empty", "Empty frames", show=False),
         Binding("g", "toggle_flame", "Flame/table"),
+        Binding("t", "toggle_timeline", "Timeline/table"),
         Binding("escape", "escape", "Close bar / back", show=False),
         Binding("x", "export", "Export"),
         Binding("m", "compare", "Compare"),
@@ -83,9 +86,9 @@ class ProfileScreen(Screen):
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
-    KEY_BAR_ORDER = ("back", "quit", "toggle_flame", "zoom_in", "zoom_out", "filter", "search", "toggle_summary",
-                     "cycle_sort", "export", "compare", "log",
-                     "runs", "toggle", "expand_all", "collapse_all")
+    KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "toggle_flame", "zoom_in", "zoom_out", "zoom", "launch",
+                     "fit", "filter", "search", "toggle_summary", "cycle_sort", "export", "compare", "log", "runs",
+                     "toggle", "expand_all", "collapse_all")
 
     def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
         """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
@@ -116,9 +119,9 @@ class ProfileScreen(Screen):
         widgets = [ProfileTable(self.profile, id="table"), detail]
         for widget in widgets:
             widget.display = self.profile is not None
-        flame = FlameView(id="flame")
-        flame.display = False
-        return [widgets[0], flame, widgets[1]]
+        flame, timeline = FlameView(id="flame"), TimelineView(id="timeline")
+        flame.display = timeline.display = False
+        return [widgets[0], flame, timeline, widgets[1]]
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -171,7 +174,7 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#table, #flame, #detail")
+        table, body = self.query_one(ProfileTable), self.query("#table, #flame, #timeline, #detail")
         if self.profile.is_root_only:
             await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
@@ -206,6 +209,8 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
+        if action == "toggle_timeline":
+            return self.profile is not None and self.profile.trace is not None
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
                       "toggle_flame"):
             return (self.profile is not None and not self.profile.is_root_only) or None
@@ -244,9 +249,34 @@ class ProfileScreen(Screen):
         flame = self.query("#flame")
         return bool(flame) and flame.first().display
 
+    def action_toggle_timeline(self) -> None:
+        """Between the table and the trace's timeline."""
+        table, timeline = self.query_one(ProfileTable), self.query_one(TimelineView)
+        if timeline.display:
+            timeline.display, table.display = False, True
+            table.focus()
+            table.cursor = table.cursor  # the details follow the table again
+            return
+        if self.flame_shown:
+            self.query_one(FlameView).display = False
+        table.display, timeline.display = False, True
+        if timeline.trace is not self.profile.trace:
+            timeline.show(self.profile.trace, table.display_spec.names)
+        elif timeline.selected is not None:
+            timeline.select(timeline.selected)
+        timeline.focus()
+
+    @on(TimelineView.Selected)
+    def timeline_selected(self, event: TimelineView.Selected) -> None:
+        self.detail_rows = event_details(event.view.trace, event.event, event.view.names)
+        self.show_details()
+
     def action_toggle_flame(self) -> None:
         """Between the table and the flame view, on the same node."""
         table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
+        if self.query("#timeline") and self.query_one(TimelineView).display:
+            self.query_one(TimelineView).display = False
+            table.display = True
         if not flame.display:
             node = table.current_node
             flame.show(table.display_spec, 0 if node is None else node)
@@ -282,6 +312,8 @@ class ProfileScreen(Screen):
 
     # ---- details ------------------------------------------------------------------------------------------------
     def on_profile_table_highlighted(self, event: ProfileTable.Highlighted) -> None:
+        if not event.table.display:  # the flame view or the timeline has the details
+            return
         # The pane's height is fixed: a new row repaints it alone, the table keeps its place.
         display = event.table.display_spec
         rows = kernel_details(display, event.kernel) if event.kernel is not None else node_details(display,
