@@ -61,7 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for option, choices, default, meaning in (
             ("backend", BACKENDS, None, "unset lets Proton choose"),
             ("context", ("shadow", "python"), "shadow", "call-path context"),
-            ("hook", ("none", "triton"), "triton", "triton: launch_metadata names, bytes, flops")):
+            ("hook", ("none", "triton"), "triton", "triton: launch_metadata names, bytes, flops"),
+            ("data", ("tree", "trace"), "tree", "tree: the .hatchet call tree; trace: a .chrome_trace timeline"),
+            ("format", ("hatchet", "hatchet_msgpack"), "hatchet", "how a tree is written (msgpack: Triton >= 3.7)")):
         variable = ENV_PREFIX + option.upper()
         value = os.environ.get(variable, default)
         if value is not None and value not in choices:
@@ -111,7 +113,9 @@ def start_proton(args: argparse.Namespace) -> bool:
     import triton.profiler as proton
 
     hook = None if args.proton_hook == "none" else args.proton_hook
-    proton.start(args.proton_name, context=args.proton_context, backend=args.proton_backend or None, hook=hook)
+    extra = {"data": args.proton_data} if args.proton_data != "tree" else {}  # older Proton: no data argument needed
+    proton.start(args.proton_name, context=args.proton_context, backend=args.proton_backend or None, hook=hook,
+                 **extra)
     print(f"{PREFIX} proton=env session={args.proton_name}", flush=True)
     return True
 
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> None:
         if profiling:  # env mode: write the capture whatever happened, as Proton >= 3.7's CLI does
             import triton.profiler as proton
 
-            proton.finalize()
+            proton.finalize(**({"output_format": args.proton_format} if args.proton_format != "hatchet" else {}))
     print(f"{PREFIX} max_abs_err={max_abs_err:.3e}", flush=True)
     print(f"{PREFIX} {'PASS' if passed else 'FAIL'}", flush=True)
 

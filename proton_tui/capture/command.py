@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .params import RunParams
+from .params import RunParams, capture_suffix
 from .probe import InterpreterInfo
 from .rules import AMD_FORBIDDEN_VARS, VENDOR_VISIBLE_DEVICES
 
@@ -43,7 +43,7 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
                   environ: Mapping[str, str] | None = None) -> Command:
     """Build the run's argv and environment; ``run_dir`` must be absolute (Proton writes relative to its CWD)."""
     environ = os.environ if environ is None else environ
-    session = Path(run_dir).resolve() / params.name  # Proton appends ".hatchet"; never pass the suffix
+    session = Path(run_dir).resolve() / params.name  # Proton appends the suffix; never pass it
     python, script = params.python, str(payload)
     if not params.profile:
         argv = [python, script, *payload_args(params)]
@@ -52,15 +52,19 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
         argv += ["-b", params.backend] if params.backend != "auto" else []
         argv += ["-c", params.context] if params.context != "shadow" else []
         argv += ["-k", "triton"] if params.hook else []
+        argv += ["-d", "trace"] if params.data == "trace" else []
         argv += [script, *payload_args(params)]
     else:
         argv = [python, script, *payload_args(params), "--proton-name", str(session),
                 "--proton-context", params.context, "--proton-hook", "triton" if params.hook else "none"]
         argv += ["--proton-backend", params.backend] if params.backend != "auto" else []
+        argv += ["--proton-data", params.data] if params.data != "tree" else []
+        argv += ["--proton-format", params.output_format] if params.output_format != "hatchet" else []
     changes = device_env(params, info, environ)
     env = {key: value for key, value in environ.items() if key not in changes}
     env.update({key: value for key, value in changes.items() if value is not None})
-    return Command(tuple(argv), env, changes, session.with_name(session.name + ".hatchet") if params.profile else None)
+    capture = session.with_name(session.name + capture_suffix(params)) if params.profile else None
+    return Command(tuple(argv), env, changes, capture)
 
 
 def device_env(params: RunParams, info: InterpreterInfo, environ: Mapping[str, str]) -> dict[str, str | None]:

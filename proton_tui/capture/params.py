@@ -12,6 +12,9 @@ from .rundir import DEFAULT_OUTPUT
 BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 CONTEXTS = ("shadow", "python")
 MODES = ("cli", "env")
+DATA = ("tree", "trace")  # Proton's data: the call tree, or a Chrome trace (a timeline)
+FORMATS = ("hatchet", "hatchet_msgpack")  # how a tree is written
+SUFFIXES = {"trace": ".chrome_trace", "hatchet": ".hatchet", "hatchet_msgpack": ".hatchet_msgpack"}
 MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -91,6 +94,8 @@ class RunParams:
     context: str = "shadow"
     mode: str = "cli"
     hook: bool = True  # Proton's triton hook: launch_metadata names, bytes and flops
+    data: str = "tree"  # "tree" or "trace"
+    output_format: str = "hatchet"  # a tree's file format: "hatchet" or "hatchet_msgpack"
     python: str = field(default_factory=lambda: sys.executable)  # the workload's interpreter
     device: str | int = "auto"  # "auto", "cpu" or a GPU index
     output: Path = DEFAULT_OUTPUT
@@ -108,10 +113,13 @@ class RunParams:
         set_(self, "device", parse_device(self.device))
         set_(self, "timeout", parse_timeout(self.timeout))
         for flag, value, allowed in (("--backend", self.backend, BACKENDS), ("--context", self.context, CONTEXTS),
-                                     ("--mode", self.mode, MODES)):
+                                     ("--mode", self.mode, MODES), ("--data", self.data, DATA),
+                                     ("--format", self.output_format, FORMATS)):
             if value not in allowed:
                 raise ParamError(flag, f"{value!r} is not one of {', '.join(allowed)}")
-        name = self.name.removesuffix(".hatchet")  # Proton appends the suffix itself
+        name = self.name
+        for suffix in SUFFIXES.values():  # Proton appends the suffix itself
+            name = name.removesuffix(suffix)
         if not NAME_PATTERN.match(name):
             raise ParamError("--name", f"{self.name!r} must be letters, digits, '.', '_' or '-'")
         set_(self, "name", name)
@@ -122,3 +130,8 @@ class RunParams:
             set_(self, "payload", Path(self.payload))
             if not self.payload.is_file():
                 raise ParamError("--payload", f"{self.payload}: no such file")
+
+
+def capture_suffix(params: RunParams) -> str:
+    """The suffix Proton gives the capture of these parameters."""
+    return SUFFIXES["trace" if params.data == "trace" else params.output_format]

@@ -13,6 +13,9 @@ from .probe import InterpreterInfo
 
 # The first Triton release whose Proton CLI accepts each `-b` choice.
 BACKEND_SINCE = {"cupti": "3.0.0", "roctracer": "3.2.0", "instrumentation": "3.5.0", "rocprofiler": "3.8.0"}
+# Proton's data modes and tree formats, and the first Triton release that writes each (the wheels' sources).
+DATA_SINCE = {"tree": "3.0.0", "trace": "3.5.0"}
+FORMAT_SINCE = {"hatchet": "3.0.0", "hatchet_msgpack": "3.7.0"}
 BACKEND_VENDOR = {"cupti": "nvidia", "roctracer": "amd", "rocprofiler": "amd"}
 VENDOR_VISIBLE_DEVICES = {"nvidia": "CUDA_VISIBLE_DEVICES", "amd": "ROCR_VISIBLE_DEVICES"}
 AMD_FORBIDDEN_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")  # Triton raises ValueError on AMD
@@ -25,6 +28,8 @@ OPTION_NAMES = {
     "backend auto": ("--backend auto", "Backend auto"),
     "backend instrumentation": ("--backend instrumentation", "Backend instrumentation"),
     "mode env": ("--mode env", "Mode env"),
+    "data tree": ("--data tree", "Data tree"),
+    "format hatchet": ("--format hatchet", "Format hatchet"),
     "no-profile": ("--no-profile", "'profile with Proton' switched off"),
     "no-hook": ("--no-hook", "'triton hook' switched off"),
     "cpu check": ("proton-tui check --cpu", "the CPU check (F2)"),
@@ -119,6 +124,19 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
     if wanted_vendor and info.gpu_vendor and wanted_vendor != info.gpu_vendor:
         found.append(Finding("refuse", f"backend {backend} is for {wanted_vendor.upper()} GPUs and "
                                        f"{info.python} sees {info.gpu_vendor.upper()} ones; use «backend auto»"))
+    for what, value, since, default in (("data", params.data, DATA_SINCE, "data tree"),
+                                        ("format", params.output_format, FORMAT_SINCE, "format hatchet")):
+        first = since[value]
+        if triton is not None and not info.triton_at_least(first):
+            found.append(Finding("refuse", f"{what} {value} needs Triton >= {first}; {info.python} has {triton}: "
+                                           f"use «{default}»"))
+    if params.output_format != "hatchet" and params.data == "trace":
+        found.append(Finding("refuse", f"format {params.output_format} is a tree's format: a trace is written as "
+                                       "a .chrome_trace; use «format hatchet» or «data tree»"))
+    elif params.output_format != "hatchet" and params.mode == "cli":
+        found.append(Finding("refuse", f"Proton's command line writes a tree as .hatchet only: format "
+                                       f"{params.output_format} needs «mode env» (the payload finalizes Proton with "
+                                       "it)"))
     if backend == "instrumentation":
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
                                      "scopes: a plain kernel like vecadd yields an empty tree (ROOT only)"))

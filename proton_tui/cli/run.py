@@ -42,10 +42,14 @@ def run(
         "--mode", help="cli: python -m triton.profiler.proton; env: the payload drives Proton itself.")] = "cli",
     hook: Annotated[bool, typer.Option(
         "--hook/--no-hook", help="Proton's triton hook: kernel names with sizes, bytes and flops.")] = True,
+    data: Annotated[str, typer.Option(
+        "--data", help="tree (the call tree) or trace (a Chrome trace: a timeline; Triton >= 3.5).")] = "tree",
+    output_format: Annotated[str, typer.Option(
+        "--format", help="A tree's file: hatchet (JSON) or hatchet_msgpack (Triton >= 3.7, --mode env).")] = "hatchet",
     python: PythonOption = None,
     device: Annotated[str, typer.Option("--device", help="A GPU index, auto, or cpu (Triton interpreter).")] = "auto",
     output: OutputOption = DEFAULT_OUTPUT,
-    name: Annotated[str, typer.Option("--name", help="Capture name (the .hatchet file's stem).")] = "vecadd",
+    name: Annotated[str, typer.Option("--name", help="Capture name (the capture file's stem).")] = "vecadd",
     timeout: Annotated[Optional[str], typer.Option(
         "--timeout", help="End the run after this many seconds.", show_default=False)] = None,
     no_profile: Annotated[bool, typer.Option("--no-profile", help="Run the payload alone, without Proton.")] = False,
@@ -62,7 +66,8 @@ def run(
 
     try:
         params = RunParams(size=size or GPU_SIZE, iters=iters or GPU_ITERS, block_size=block_size, backend=backend,
-                           context=context, mode=mode, hook=hook, python=python or sys.executable, device=device,
+                           context=context, mode=mode, hook=hook, data=data, output_format=output_format,
+                           python=python or sys.executable, device=device,
                            output=output, name=name, profile=not no_profile, timeout=timeout,
                            inject_bug=inject_bug, payload=payload)
         plan = plan_run(params)

@@ -118,7 +118,27 @@ class Trace:
             metrics = parent["metrics"]
             metrics["time (ns)"] = metrics.get("time (ns)", 0.0) + event.duration
             metrics["count"] = metrics.get("count", 0) + 1
+            for key, value in launch_metrics(event).items():  # >= 3.9: the launch hook's bytes and flops
+                metrics[key] = metrics.get(key, 0.0) + value
         return root
+
+
+def launch_metrics(event: Event) -> dict[str, float]:
+    """A kernel event's launch metadata (`args.metrics`, Triton >= 3.9 writes the numbers as text): `bytes` and the
+    `flops*` widths that parse as finite numbers."""
+    found = event.args.get("metrics")
+    if not isinstance(found, dict):
+        return {}
+    numbers = {}
+    for key, value in found.items():
+        if key == "bytes" or str(key).startswith("flops"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                continue
+            if number == number and number not in (float("inf"), float("-inf")) and number >= 0:
+                numbers[str(key)] = number
+    return numbers
 
 
 def read_trace(document: dict) -> Trace:

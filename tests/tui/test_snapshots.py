@@ -234,4 +234,4 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
 @THEMES
 def test_timeline(snap_compare, size, theme):
     app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
-    assert snap_compare(app, run_before=themed(theme, "t", "down", "n"), terminal_size=size)
+    assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline

@@ -327,3 +327,30 @@ async def test_a_line_wider_than_the_log_is_folded_and_refolded_on_resize(tmp_pa
         assert len(wider) < len(rows) and all(len(row) <= log.scrollable_content_region.width for row in wider)
         assert wider[0] + "".join(row[len(CONTINUED):] for row in wider[1:]) == line
         assert "vecadd: PASS" in log.lines
+
+
+async def test_the_form_offers_data_and_format_where_the_interpreters_triton_writes_them(monkeypatch, tmp_path):
+    """With the H200's interpreter (Triton 3.6.0, its probe answer recorded there): Data trace is offered and
+    builds a -d trace run; Format hatchet_msgpack is disabled, its tooltip saying why (Triton >= 3.7)."""
+    import json
+
+    from textual.widgets import RadioButton
+
+    from proton_tui.capture import probe
+    from tests.helpers import FIXTURES
+
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    python = "/opt/torch/.venv/bin/python3"
+    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=python)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await detected_launch(pilot)
+        buttons = {button.name: button for button in screen.query("#data RadioButton, #format RadioButton")}
+        assert not buttons["trace"].disabled and buttons["hatchet_msgpack"].disabled
+        assert "needs Triton >= 3.7.0" in buttons["hatchet_msgpack"].tooltip and "Format hatchet" in \
+            buttons["hatchet_msgpack"].tooltip
+        buttons["trace"].value = True
+        await pilot.pause()
+        params = screen.form_params()
+        assert params.data == "trace" and not screen.query_one("#run", Button).disabled

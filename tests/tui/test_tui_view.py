@@ -388,16 +388,15 @@ async def test_flame_view_colours_kernels_by_kind_or_by_percent_of_peak():
 
 
 async def test_a_trace_opens_as_its_tree_and_t_shows_its_timeline():
-    """A Chrome trace opens as the tree of its kernels; t shows the timeline: the details follow the selected
-    event, arrows move along a lane and between lanes, n jumps to the next launch of the same kernel, + and -
-    zoom about it, 0 shows the whole trace, t goes back to the table. A capture without a trace has no t."""
+    """A Chrome trace opens on its timeline (t goes between it and the tree of its kernels): the details follow
+    the selected event, arrows move along a lane and between lanes, n jumps to the next launch of the same kernel,
+    + and - zoom about it, 0 shows the whole trace, t goes back to the table. A capture without a trace has no t."""
     from proton_tui.tui.widgets.timeline_view import TimelineView
 
     app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
     async with app.run_test(size=(140, 36)) as pilot:
         table = app.screen.query_one(ProfileTable)
         assert "main_stream" in visible_names(table)
-        await pilot.press("t")
         await pilot.pause()
         timeline = app.screen.query_one(TimelineView)
         trace = timeline.trace

@@ -250,3 +250,34 @@ def test_the_probe_cache_tells_an_empty_gpu_list_from_none(monkeypatch, tmp_path
     empty = cache_entry(sys.executable)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert len({unset, empty, cache_entry(sys.executable)}) == 3
+
+
+@pytest.mark.parametrize("data, fmt, mode, version, refused", [
+    ("tree", "hatchet", "cli", "3.6.0", None),
+    ("trace", "hatchet", "cli", "3.6.0", None),
+    ("trace", "hatchet", "env", "3.6.0", None),
+    ("trace", "hatchet", "cli", "3.4.0", "data trace needs Triton >= 3.5.0"),
+    ("tree", "hatchet_msgpack", "env", "3.6.0", "format hatchet_msgpack needs Triton >= 3.7.0"),
+    ("tree", "hatchet_msgpack", "env", "3.7.1", None),
+    ("tree", "hatchet_msgpack", "cli", "3.7.1", "writes a tree as .hatchet only"),
+    ("trace", "hatchet_msgpack", "env", "3.9.0", "a trace is written as a .chrome_trace"),
+])
+def test_data_and_format_rules_argv_and_capture_path(data, fmt, mode, version, refused):
+    """Proton's data (tree, trace) and a tree's format (hatchet, hatchet_msgpack), each where the workload's Triton
+    writes it: the flags, the payload's options and the file the run then reads."""
+    params = RunParams(data=data, output_format=fmt, mode=mode, python=PY)
+    found = refusals(params, interpreter(version))
+    if refused:
+        assert any(refused in message for message in found), found
+        return
+    assert found == []
+    command = build_command(params, interpreter(version), PAYLOAD, RUN_DIR)
+    argv = list(command.argv)
+    suffix = ".chrome_trace" if data == "trace" else "." + fmt
+    assert command.capture_path == RUN_DIR / f"vecadd{suffix}"
+    if mode == "cli":
+        assert (argv[argv.index("-k") + 2:argv.index(str(PAYLOAD))] == ["-d", "trace"]) == (data == "trace")
+    else:
+        assert ("--proton-data" in argv) == (data == "trace") and ("--proton-format" in argv) == (fmt != "hatchet")
+        if fmt != "hatchet":
+            assert argv[argv.index("--proton-format") + 1] == fmt

@@ -48,6 +48,8 @@ def load_vecadd():
     (["--size", "1M"], "argument --size: '1M' is not an integer"),
     (["--iters", "0"], "argument --iters: 0 must be at least 1"),
     (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["--proton-data", "graph"], "argument --proton-data: invalid choice: 'graph'"),
+    (["--proton-format", "json"], "argument --proton-format: invalid choice: 'json'"),
 ])
 def test_bad_flags_are_rejected_before_triton_is_touched(args, message):
     code = (
@@ -124,6 +126,15 @@ def test_env_mode_starts_proton_itself(tmp_path):
     else:
         assert lines[2] == f"vecadd: proton=env session={tmp_path / 'envmode'}"
         assert (tmp_path / "envmode.hatchet").exists() and lines[-2] == "vecadd: PASS"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_present(), reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+def test_env_mode_writes_a_trace_when_asked(tmp_path):
+    """--proton-data trace: the payload starts Proton with data="trace" and leaves a .chrome_trace."""
+    result = run_payload(*TINY, "--proton-name", str(tmp_path / "traced"), "--proton-data", "trace")
+    assert result.stdout.splitlines()[-1] == "vecadd: PASS", result.stderr
+    assert (tmp_path / "traced.chrome_trace").is_file() and not (tmp_path / "traced.hatchet").exists()
 
 
 def test_payload_found_in_the_checkout():

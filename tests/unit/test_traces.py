@@ -76,7 +76,7 @@ def test_view_plain_prints_the_lanes_then_the_kernel_summary():
     assert lines[1].startswith("trace: 3 lanes, ") and "15 launch → kernel flows" in lines[1]
     assert lines[2] == "  CPU Thread 0  2 scope events"
     assert lines[3].startswith("  GPU Stream 7  busy ") and " 22 kernels  idle " in lines[3]
-    assert lines[5].split() == ["time", "%", "launches", "avg", "kernel"]
+    assert lines[5].split() == ["time", "%", "launches", "avg", "GB/s", "%", "peak", "kernel"]
     document = json.loads(cli("view", str(V39), "--json").stdout)
     assert [lane["name"] for lane in document["trace"]["lanes"]] == ["CPU Thread 0", "GPU Stream 7", "GPU Stream 17"]
     assert document["trace"]["flows"] == 15 and document["distinct_kernels"] == 14
@@ -103,3 +103,14 @@ def test_a_trace_of_nothing_reads_as_an_empty_capture(tmp_path):
     profile = load_profile(path)
     assert profile.is_root_only and profile.trace.lanes == [] and profile.trace.events == []
     assert cli("view", str(path), "--plain").stdout.startswith("empty.chrome_trace: Proton recorded no kernels")
+
+
+def test_a_39_traces_launch_metadata_gives_bytes_and_gbps():
+    """Triton 3.9 writes each hooked kernel's bytes and flops (as text) in args.metrics: the tree sums them, so a
+    trace shows GB/s as its tree twin does."""
+    profile = load_profile(V39)
+    raw = [event for event in json.loads(V39.read_text())["traceEvents"]
+           if event.get("name") == "add_kernel<n=4194304>" and event.get("ph") == "X"]
+    kernel = next(k for k in profile.kernel_stats() if k.name == "add_kernel<n=4194304>")
+    assert kernel.bytes == sum(float(event["args"]["metrics"]["bytes"]) for event in raw) == 10 * 50331648
+    assert kernel.gbps == pytest.approx(kernel.bytes / (sum(event["dur"] for event in raw) * 1000))

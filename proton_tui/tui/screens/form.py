@@ -17,7 +17,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
 from ...capture.check import CPU_ITERS, CPU_SIZE, interpreter_seconds
-from ...capture.params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_size
+from ...capture.params import BACKENDS, CONTEXTS, DATA, FORMATS, MODES, ParamError, RunParams, parse_count, parse_size
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
 from ...formatting import counted
@@ -48,7 +48,7 @@ FIELDS = {  # id: (label, default, parser, tooltip)
 
 SLOW_CHECK_S = 10.0  # a CPU check expected to take longer than this is announced with its estimate
 FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
-               "--device": "Device", "--timeout": "Timeout"}
+               "--device": "Device", "--timeout": "Timeout", "--data": "Data", "--format": "Format"}
 
 
 class Detected(Message):
@@ -84,6 +84,8 @@ class FormScreen(Screen):
                     "AMD); instrumentation times proton.language scopes inside a kernel"),
         ("Context", "shadow: the scopes the program opens; python: Python call stacks"),
         ("Mode", "cli: python -m triton.profiler.proton runs the payload; env: the payload starts Proton itself"),
+        ("Data", "tree: the call tree (table, flame view); trace: a Chrome trace, each launch on a timeline"),
+        ("Format", "how a tree is written: hatchet (JSON), or hatchet_msgpack (Triton >= 3.7, in Mode env)"),
         ("F2 CPU check", "the payload through the Triton interpreter, unprofiled, small: does the kernel pass"),
         ("F3 Sample capture", "an H200 capture shipped with proton-tui, to try the viewer"),
         ("F4 Runs", "every run and box check of the output folder, newest first; Enter reopens one"),
@@ -138,13 +140,14 @@ class FormScreen(Screen):
                     with RadioSet(id="backend"):
                         for backend in BACKENDS:
                             yield RadioButton(backend, value=backend == "auto", name=backend)
-                    with Horizontal(classes="radio-row"):
-                        for field, choices in (("context", CONTEXTS), ("mode", MODES)):
-                            with Vertical(classes="choice"):
-                                yield Label(field.capitalize(), classes="choice-label")
-                                with RadioSet(id=field):
-                                    for choice in choices:
-                                        yield RadioButton(choice, value=choice == choices[0], name=choice)
+                    for pair in ((("context", CONTEXTS), ("mode", MODES)), (("data", DATA), ("format", FORMATS))):
+                        with Horizontal(classes="radio-row"):
+                            for field, choices in pair:
+                                with Vertical(classes="choice"):
+                                    yield Label(field.capitalize(), classes="choice-label")
+                                    with RadioSet(id=field):
+                                        for choice in choices:
+                                            yield RadioButton(choice, value=choice == choices[0], name=choice)
             yield Static(id="findings")
             with Horizontal(id="buttons"):
                 yield Button("Run", id="run", variant="success", disabled=True)
@@ -208,6 +211,8 @@ class FormScreen(Screen):
             "backend": self._choice("backend"),
             "context": self._choice("context"),
             "mode": self._choice("mode"),
+            "data": self._choice("data"),
+            "output_format": self._choice("format"),
             "hook": self.query_one("#hook", Switch).value,
             "python": self.query_one("#python", Input).value,
             "device": str(self.query_one("#device", Select).value),
@@ -229,17 +234,23 @@ class FormScreen(Screen):
             self.query_one("#findings", Static).update(Text(f"✗ {label}: {error.reason}", style="bold red"))
             self.show_run_state(f"{label}: {error.reason}")
             return
-        for button in self.query_one("#backend", RadioSet).query(RadioButton):
-            refusals = [f for f in self.findings_for(replace(params, backend=button.name)) if f.refuses]
-            button.tooltip = refusals[0].form_message if refusals and params.profile else None
-            button.disabled = button.tooltip is not None and button.name != params.backend
+        choices = (("backend", "backend"), ("data", "data"), ("format", "output_format"))
+        # a choice that would bring a refusal of its own: disabled, with that reason as its tooltip
+        shared = {finding.text for finding in self.findings_for(params) if finding.refuses}
+        for radio, field in choices:
+            for button in self.query_one(f"#{radio}", RadioSet).query(RadioButton):
+                refusals = [f for f in self.findings_for(replace(params, **{field: button.name}))
+                            if f.refuses and f.text not in shared]
+                button.tooltip = refusals[0].form_message if refusals and params.profile else None
+                button.disabled = button.tooltip is not None and button.name != getattr(params, field)
         findings = self.findings_for(params)
         lines = [f"{'✗' if f.refuses else '!'} {f.form_message}" for f in findings]
         if params.profile:
             lines += [
                 f"· {button.name} unavailable: {button.tooltip}"
-                for button in self.query_one("#backend", RadioSet).query(RadioButton)
-                if button.tooltip and button.name != params.backend
+                for radio, field in choices
+                for button in self.query_one(f"#{radio}", RadioSet).query(RadioButton)
+                if button.tooltip and button.name != getattr(params, field)
             ]
         self.query_one("#findings", Static).update(Text("\n".join(lines)))
         refusals = [f.form_message for f in findings if f.refuses]

@@ -193,6 +193,8 @@ class ProfileScreen(Screen):
         if not self.profile.is_root_only:
             self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
+            if self.profile.trace is not None and self.profile.trace.events:  # a trace opens on its timeline
+                self.action_toggle_timeline()
 
     @property
     def reached_from_elsewhere(self) -> bool:
