@@ -334,8 +334,6 @@ async def test_the_form_offers_data_and_format_where_the_interpreters_triton_wri
     builds a -d trace run; Format hatchet_msgpack is disabled, its tooltip saying why (Triton >= 3.7)."""
     import json
 
-    from textual.widgets import RadioButton
-
     from proton_tui.capture import probe
     from tests.helpers import FIXTURES
 
