@@ -123,3 +123,34 @@ def test_form_run_table_back_second_run_runs_list_and_compare(tmp_path, monkeypa
         assert_nothing_left(str(tmp_path))
     finally:
         term.kill()
+
+
+def test_a_trace_run_opens_on_its_timeline(tmp_path, monkeypatch):
+    """`run --data trace` on the GPU, then its capture viewed in a real terminal: the timeline, the GPU stream's
+    kernels, n to the next launch of the same kernel, t to the tree of its kernels."""
+    import subprocess
+
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    runs = tmp_path / "runs"
+    script = Path(sys.executable).with_name("proton-tui")
+    done = subprocess.run([str(script), "run", "--data", "trace", "--output", str(runs)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "verdict: PASS" in done.stdout, done.stdout + done.stderr
+    (capture,) = runs.glob("*/vecadd.chrome_trace")
+    term = Terminal(f"proton-gpu-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture), size=SIZE)
+        screen = term.wait_for(lambda s: "Timeline:" in s and s, 60, "the timeline")
+        assert "stream 7" in screen and "kind  kernel" in screen, screen  # the first kernel's details
+        term.keys("n")
+        term.wait_for(lambda s: "launches of this kernel" in s, 15, "the next launch's details")
+        if os.environ.get("PROTON_TUI_EVIDENCE"):
+            save_screenshot(term, home, Path(os.environ["PROTON_TUI_EVIDENCE"]) / "trace-timeline.svg")
+        term.keys("t")
+        term.wait_for(lambda s: "▼time" in s and "add_kernel<n=1048576>" in s, 15, "the tree of its kernels")
+        term.keys("q")
+        assert exit_status(term, rc_file, 30, "q") == "0"
+    finally:
+        term.kill()
