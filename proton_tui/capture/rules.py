@@ -138,8 +138,9 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
                                        f"{params.output_format} needs «mode env» (the payload finalizes Proton with "
                                        "it)"))
     if backend == "instrumentation":
+        empty = "an empty (0-byte) .chrome_trace" if params.data == "trace" else "an empty tree (ROOT only)"
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
-                                     "scopes: a plain kernel like vecadd yields an empty tree (ROOT only)"))
+                                     f"scopes: a plain kernel like vecadd yields {empty}"))
     if params.hook and params.mode == "cli" and triton is not None and version_between(info, "3.5.0", "3.6.0"):
         found.append(Finding("refuse", f"Proton's CLI in Triton {triton} cannot enable the triton hook (-k); "
                                        "use «mode env» or «no-hook»"))

@@ -114,3 +114,24 @@ def test_a_39_traces_launch_metadata_gives_bytes_and_gbps():
     kernel = next(k for k in profile.kernel_stats() if k.name == "add_kernel<n=4194304>")
     assert kernel.bytes == sum(float(event["args"]["metrics"]["bytes"]) for event in raw) == 10 * 50331648
     assert kernel.gbps == pytest.approx(kernel.bytes / (sum(event["dur"] for event in raw) * 1000))
+
+
+def test_the_371_captures_read():
+    """Triton 3.7.1 on the H200 (`run --data trace`, and `--format hatchet_msgpack --mode env`): one stream, and a
+    MessagePack tree with the payload's kernels and its bytes."""
+    trace = load_profile(FIXTURES / "triton371_vecadd_trace.chrome_trace")
+    assert [lane.name for lane in trace.trace.lanes] == ["stream 7"] and trace.kernel_launches == 15
+    tree = load_profile(FIXTURES / "triton371_vecadd.hatchet_msgpack")
+    kernel = next(k for k in tree.kernel_stats() if k.name == "add_kernel<n=1048576>")
+    assert kernel.launches == 6 and kernel.bytes == 6 * 12582912 and tree.device_names() == ["CUDA:0"]
+
+
+def test_instrumentation_in_trace_mode_is_said_to_write_an_empty_file():
+    from proton_tui.capture.params import RunParams
+    from proton_tui.capture.probe import InterpreterInfo
+    from proton_tui.capture.rules import check_rules
+
+    info = InterpreterInfo(python="py", executable="py", python_version="3.12", triton_version="3.6.0",
+                           has_proton=True, torch_version="2.11", gpu_vendor="nvidia", gpu_names=("NVIDIA H200",))
+    findings = check_rules(RunParams(backend="instrumentation", data="trace", python="py"), info, {})
+    assert any("an empty (0-byte) .chrome_trace" in finding.message for finding in findings)
