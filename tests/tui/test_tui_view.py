@@ -427,3 +427,41 @@ async def test_a_trace_opens_as_its_tree_and_t_shows_its_timeline():
         await pilot.press("t")
         assert not app.screen.query_one(TimelineView).display
         assert "Timeline/table" not in [key[2] for key in app.screen.query_one("KeyBar").keys]
+
+
+async def test_the_mouse_selects_and_zooms_the_timeline():
+    """A click selects the bar under it; the wheel zooms about the time under the pointer; shift+wheel pans."""
+    from textual.events import MouseScrollDown, MouseScrollUp
+
+    from proton_tui.tui.widgets.timeline_view import NAME_WIDTH, TimelineView
+
+    app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        whole = timeline.window
+        bar = timeline.layout_.rows[2][0]  # GPU Stream 17's first bar
+        # the widget's content starts inside its border: one cell right and down
+        await pilot.click(TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 1 + 1 + 2))
+        assert timeline.selected in bar.events
+        pointer = timeline.layout_.start + (bar.x + 0.5) * timeline.layout_.cell_ns
+        await pilot._post_mouse_events([MouseScrollUp], TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        start, end = timeline.window
+        assert end - start == pytest.approx((whole[1] - whole[0]) / 2) and start <= pointer <= end
+        await pilot._post_mouse_events([MouseScrollDown], TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        assert timeline.window == pytest.approx(whole)
+
+
+async def test_a_click_in_the_flame_view_selects_then_zooms():
+    from proton_tui.tui.widgets.flame_view import FlameView
+
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("g")
+        flame = app.screen.query_one(FlameView)
+        forward = next(f for f in flame.layout_.rows[2] if f.node and flame.display_spec.name(f.node) == "forward")
+        offset = (1 + forward.x + 1, 1 + forward.row)  # inside the view's border
+        await pilot.click(FlameView, offset=offset)
+        assert flame.selected == forward
+        await pilot.click(FlameView, offset=offset)
+        assert flame.top == forward.node

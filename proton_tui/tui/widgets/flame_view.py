@@ -143,7 +143,9 @@ class FlameView(ScrollView, can_focus=True):
                     else "Frames coloured by kind: kernel, scope, python frame", timeout=3)
 
     def on_click(self, event) -> None:
-        if self.layout_ is not None and (frame := self.layout_.at(event.x, round(self.scroll_y) + event.y)):
+        inside = event.get_content_offset(self)  # the view has a border: positions inside it
+        if inside is not None and self.layout_ is not None and \
+                (frame := self.layout_.at(inside.x, round(self.scroll_y) + inside.y)):
             if frame is self.selected:
                 self.action_zoom_in()
             else:

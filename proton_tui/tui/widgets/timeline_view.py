@@ -1,7 +1,8 @@
 """The timeline of a trace: a time ruler, then one row per lane (GPU streams, CPU threads) with its kernels and
 scopes as bars to scale (`proton_tui.timeline` lays them out). Arrows move between bars and lanes, + and - zoom
 about the selected bar, h and l pan, 0 shows it all, Enter zooms onto the selected bar, n and N jump to the next and
-previous launch of the same kernel; a click selects. The selected event is announced (`Selected`)."""
+previous launch of the same kernel; a click selects, the wheel zooms about the pointer (with shift: pans). The
+selected event is announced (`Selected`)."""
 
 from __future__ import annotations
 
@@ -175,10 +176,32 @@ class TimelineView(ScrollView, can_focus=True):
             if there is not None:
                 self.select(there)
 
-    def on_click(self, event) -> None:
+    def _wheel(self, event, factor: float) -> None:
+        """The mouse wheel zooms about the time under the pointer (shift: pans instead)."""
+        event.prevent_default()
+        event.stop()
         if self.layout_ is None:
             return
-        lane, x = round(self.scroll_y) + event.y - 1, event.x - NAME_WIDTH - 1
+        if event.shift:
+            self.action_pan(1 if factor < 1 else -1)
+            return
+        inside = event.get_content_offset(self)
+        x = min(max((inside.x if inside is not None else 0) - NAME_WIDTH - 1, 0), self.layout_.width - 1)
+        self.window = zoomed(*self.window, factor, self.layout_.start + (x + 0.5) * self.layout_.cell_ns,
+                             self.bounds)
+        self._lay_out()
+
+    def on_mouse_scroll_up(self, event) -> None:
+        self._wheel(event, ZOOM_STEP)
+
+    def on_mouse_scroll_down(self, event) -> None:
+        self._wheel(event, 1 / ZOOM_STEP)
+
+    def on_click(self, event) -> None:
+        inside = event.get_content_offset(self)
+        if self.layout_ is None or inside is None:
+            return
+        lane, x = round(self.scroll_y) + inside.y - 1, inside.x - NAME_WIDTH - 1
         if (bar := self.layout_.at(lane, x)) is not None:
             self.select(bar.events[0])
 
