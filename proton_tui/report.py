@@ -193,7 +193,7 @@ def trace_lines(trace: Trace) -> list[str]:
     span = trace.end - trace.start
     lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to the "
              f"last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
-             + (f"; {counted(len(trace.flows), 'launch → kernel flow')}" if trace.flows else "")]
+             + (f"; {counted(trace.flow_count, 'launch → kernel flow')}" if trace.flow_count else "")]
     for number, lane in enumerate(trace.lanes):
         kernels = trace.lane_events(number)
         others = [event for event in trace.lane_events(number, None) if event.category != "kernel"]
@@ -336,9 +336,8 @@ def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str
     before = [other for other in trace.lane_events(event.lane, event.category) if other.end <= event.start]
     if before:
         rows.append(("idle before", f"{format_value(event.start - max(o.end for o in before), 'ns')} on its lane"))
-    launches = [launch for launch, kernel in trace.flows if kernel == index]
-    if launches and launches[0] is not None:
-        launch = trace.events[launches[0]]
+    if (launched := trace.launches.get(index)) is not None:
+        launch = trace.events[launched]
         rows.append(("launched", f"from {trace.lanes[launch.lane].name} at {format_value(launch.start, 'ns')} "
                                  f"({format_value(event.start - launch.start, 'ns')} before it ran)"))
     if event.category == "kernel":
@@ -361,7 +360,7 @@ def trace_record(trace: Trace) -> dict:
         busy, gaps = trace.busy(number)
         lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
                       "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
-    return {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": len(trace.flows), "lanes": lanes}
+    return {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
 
 
 def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:

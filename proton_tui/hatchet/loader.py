@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .pieces import load_in_pieces
 from .profile import Profile
-from .reader import LoadCancelled, is_msgpack, load_whole, mapped
+from .reader import LoadCancelled, is_msgpack, is_object, load_whole, mapped
 
 
 def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False) -> Profile:
@@ -64,7 +64,8 @@ class PendingLoad:
         gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
         try:
             with self._held:
-                profile = None if is_msgpack(self.data) else load_in_pieces(  # pieces are cut at JSON's lines
+                whole = is_msgpack(self.data) or is_object(self.data)  # pieces are cut at a JSON tree's lines
+                profile = None if whole else load_in_pieces(
                     self.path, self.data, self.show_internal, cancelled=self._stop_here, progress=self._read_so_far)
                 if self._stop_here():
                     raise LoadCancelled(self.path)

@@ -25,7 +25,7 @@ import msgspec
 import orjson
 
 from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
-from .trace import TraceError, read_trace
+from .trace import Trace, TraceError, decode_trace, read_trace
 
 TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -74,10 +74,27 @@ class CaptureError(Exception):
 
 
 
+def is_object(data) -> bool:
+    """Whether a JSON capture is an object (a Chrome trace, or a mistake) rather than Proton's [tree, device_info]."""
+    return bytes(data[:256]).lstrip()[:1] == b"{"
+
+
+def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
+    """A Chrome trace decoded straight into compact structures (a large one is never held twice); anything the
+    typed decoder refuses is read again with orjson, whose path words the error."""
+    try:
+        trace = decode_trace(data)
+    except (TraceError, *DECODE_ERRORS):
+        return load_parsed(path, data, show_internal, cancelled)
+    return trace_profile(path, trace, show_internal, cancelled)
+
+
 def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
     """The profile of the whole file in one read: decoded into msgspec Structs, or, when msgspec cannot take it (a
     bad document, nesting deeper than it allows), parsed with orjson, which also words every error. `cancelled`:
     see `flatten`."""
+    if not is_msgpack(data) and is_object(data):
+        return load_trace(path, data, show_internal, cancelled)
     try:
         with memoryview(data) as view:
             tree, device_info = (MSGPACK_DOCUMENT if is_msgpack(data) else DOCUMENT).decode(view)
@@ -94,7 +111,12 @@ def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], b
     Chrome trace becomes the tree of its kernels, the trace itself kept beside it (`Profile.trace`)."""
     document = parse(path, data)
     if isinstance(document, dict) and "traceEvents" in document:
-        return trace_profile(path, document, show_internal, cancelled)
+        try:
+            trace = read_trace(document)
+        except TraceError as error:
+            raise CaptureError(f"{path}: not a Proton trace: {error}") from None
+        del document
+        return trace_profile(path, trace, show_internal, cancelled)
     kind = "MessagePack array" if is_msgpack(data) else "JSON list"
     tree, device_info = document_parts(path, document, kind)
     try:
@@ -103,12 +125,8 @@ def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], b
         raise CaptureError(f"{path}: {error}") from None
 
 
-def trace_profile(path: Path, document: dict, show_internal: bool, cancelled: Callable[[], bool] | None) -> Profile:
+def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Callable[[], bool] | None) -> Profile:
     """A Chrome trace's kernels as a tree (summed by call stack), with the trace kept for the timeline."""
-    try:
-        trace = read_trace(document)
-    except TraceError as error:
-        raise CaptureError(f"{path}: not a Proton trace: {error}") from None
     try:
         profile = _index(path, trace.tree(), {}, show_internal, cancelled=cancelled)
     except NodeError as error:

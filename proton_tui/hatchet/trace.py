@@ -8,7 +8,11 @@ by call stack, so every view of a tree (table, flame view, kernel summary, JSON,
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
+
+import msgspec
 
 NS_PER_US = 1000.0
 GPU, CPU, OTHER = "gpu", "cpu", "other"
@@ -29,7 +33,18 @@ class Lane:
     order: float
 
 
-@dataclass
+NO_ARGS: dict = {}  # the arguments of every event that has none (shared: never changed)
+
+
+def _shared(pool: dict, key, value=None):
+    """One object for equal values (names, call stacks, argument sets repeat across thousands of events)."""
+    found = pool.get(key)
+    if found is None:
+        found = pool[key] = key if value is None else value
+    return found
+
+
+@dataclass(slots=True)
 class Event:
     """One complete (`X`) event: a kernel, a scope, or another category; start and duration in ns."""
 
@@ -39,7 +54,7 @@ class Event:
     start: float
     duration: float
     call_stack: tuple[str, ...] = ()
-    args: dict = field(default_factory=dict)
+    args: dict = field(default_factory=lambda: NO_ARGS)
 
     @property
     def end(self) -> float:
@@ -48,11 +63,13 @@ class Event:
 
 @dataclass
 class Trace:
-    """Lanes, their events in time order, and the launch → kernel flows (CPU event index → kernel event index)."""
+    """Lanes, their events in lane then time order, how many launch → kernel flows the trace holds, and which
+    event launched which kernel where the flow starts at an event (kernel index → launch index)."""
 
     lanes: list[Lane]
     events: list[Event]
-    flows: list[tuple[int | None, int]]
+    flow_count: int
+    launches: dict[int, int]
     base_ns: int | None  # 3.9: the clock value the trace's times start from
     metric_events: int = 0
 
@@ -141,65 +158,130 @@ def launch_metrics(event: Event) -> dict[str, float]:
     return numbers
 
 
+class RawEvent(msgspec.Struct, gc=False):
+    """One event as the file has it (the fields proton-tui reads; others are skipped while decoding)."""
+
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    ts: float | None = None
+    dur: float | None = None
+    pid: int | str | None = None
+    tid: int | str | None = None
+    id: int | str | None = None
+    args: msgspec.Raw = msgspec.Raw(b"{}")  # kept as the file's bytes until read: most events' are never needed
+
+
+class RawTrace(msgspec.Struct, gc=False):
+    traceEvents: list[RawEvent]
+    baseTimeNanoseconds: int | None = None
+
+
+TRACE_DOCUMENT = msgspec.json.Decoder(RawTrace)
+FIELD_AT = re.compile(r"\$\.traceEvents\[(\d+)\](?:\.(\w+))?")
+
+
+def decode_trace(data) -> Trace:
+    """A `.chrome_trace` file's bytes as a Trace, decoded straight into compact structures; TraceError, or
+    msgspec's DecodeError for bytes that are not JSON (the caller's parser words that)."""
+    try:
+        raw = TRACE_DOCUMENT.decode(data)  # its events' Raw arguments point into `data` until each is read
+    except msgspec.ValidationError as error:
+        raise TraceError(_validation_text(error, None)) from None
+    return _read(raw)
+
+
 def read_trace(document: dict) -> Trace:
     """A parsed `.chrome_trace` document as a Trace; TraceError for one that is not Proton's shape."""
-    events = document.get("traceEvents")
-    if not isinstance(events, list):
-        raise TraceError("'traceEvents' is not a list")
-    base = document.get("baseTimeNanoseconds")
+    try:
+        raw = msgspec.convert(document, RawTrace)
+    except msgspec.ValidationError as error:
+        raise TraceError(_validation_text(error, document)) from None
+    return _read(raw)
+
+
+def _validation_text(error: msgspec.ValidationError, document: dict | None) -> str:
+    text = str(error)
+    found = FIELD_AT.search(text)
+    if found is None:
+        return "'traceEvents' is not a list" if "traceEvents" in text else text
+    number, field = int(found[1]), found[2]
+    if field is None:
+        return f"event {number} is not an object"
+    if field in ("ts", "dur"):
+        return f"event {number}: 'ts'/'dur' are not times"
+    return f"event {number}: '{field}' {text.split(' - at ')[0].lower()}"
+
+
+def _read(raw: RawTrace) -> Trace:
+    """Lanes, events (their names, call stacks and arguments shared between the events that repeat them) and flows
+    from the decoded file; each raw event is let go once read, so the two never both hold the whole trace."""
+    events_in, base = raw.traceEvents, raw.baseTimeNanoseconds
     names: dict[tuple, str] = {}
     orders: dict[tuple, float] = {}
-    for event in events:
-        if isinstance(event, dict) and event.get("ph") == "M":
-            key, args = (event.get("pid"), event.get("tid")), event.get("args") or {}
-            if event.get("name") == "thread_name" and isinstance(args.get("name"), str):
+    for event in events_in:
+        if event.ph == "M":
+            key, args = (event.pid, event.tid), _args(event)
+            if event.name == "thread_name" and isinstance(args.get("name"), str):
                 names[key] = args["name"]
-            elif event.get("name") == "thread_sort_index" and isinstance(args.get("sort_index"), (int, float)):
+            elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
                 orders[key] = float(args["sort_index"])
     lanes: list[Lane] = []
     lane_of: dict[tuple, int] = {}
+    keys: dict[tuple, tuple] = {}  # one (pid, tid) tuple per lane
+    shared: dict = {}
     complete: list[Event] = []
-    starts: list[tuple[tuple, float, int]] = []  # flow starts: (lane key, ts, id)
-    finishes: dict[object, tuple[tuple, float]] = {}
+    finishes: dict[tuple, list[tuple[float, object]]] = {}  # lane key → (flow-finish time, flow id)
+    starts: list[tuple[tuple, float, object]] = []  # flow starts on a lane with complete events (CPU launches)
+    start_ids: set = set()
     metric_events = 0
-    for number, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise TraceError(f"event {number} is not an object")
-        phase = event.get("ph")
-        key = (event.get("pid"), event.get("tid"))
+    for number in range(len(events_in)):
+        event = events_in[number]
+        events_in[number] = None  # read: let it go
+        phase, key = event.ph, keys.setdefault((event.pid, event.tid), (event.pid, event.tid))
         if phase == "X":
-            ts, dur = event.get("ts"), event.get("dur", 0)
-            if not _number(ts) or not _number(dur) or dur < 0:
-                raise TraceError(f"event {number} ({event.get('name')!r}): 'ts'/'dur' are not times")
+            ts, dur = event.ts, event.dur if event.dur is not None else 0.0
+            if ts is None or not _number(ts) or not _number(dur) or dur < 0:
+                raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
             if key not in lane_of:
                 lane_of[key] = len(lanes)
                 lanes.append(_lane(key, names, orders))
-            args = event.get("args") if isinstance(event.get("args"), dict) else {}
+            args = _args(event)
             stack = args.get("call_stack")
-            complete.append(Event(lane_of[key], str(event.get("name", "")), str(event.get("cat", "")),
-                                  float(ts) * NS_PER_US, float(dur) * NS_PER_US,
-                                  tuple(str(frame) for frame in stack) if isinstance(stack, list) else (),
-                                  {k: v for k, v in args.items() if k != "call_stack"}))
-        elif phase == "s" and _number(event.get("ts")):
-            starts.append((key, float(event["ts"]) * NS_PER_US, event.get("id")))
-        elif phase == "f" and _number(event.get("ts")):
-            finishes[event.get("id")] = (key, float(event["ts"]) * NS_PER_US)
-        elif event.get("cat") == "metric":
+            stack = _shared(shared, tuple(str(frame) for frame in stack)) if isinstance(stack, list) else ()
+            rest = {k: v for k, v in args.items() if k != "call_stack"} if args else NO_ARGS
+            if rest:
+                rest = _shared(shared, ("args", msgspec.json.encode(rest)), rest)
+            complete.append(Event(lane_of[key], _shared(shared, event.name), _shared(shared, event.cat),
+                                  ts * NS_PER_US, dur * NS_PER_US, stack, rest or NO_ARGS))
+        elif phase == "s" and _number(event.ts):
+            start_ids.add(event.id)
+            starts.append((key, event.ts * NS_PER_US, event.id))
+        elif phase == "f" and _number(event.ts):
+            finishes.setdefault(key, []).append((event.ts * NS_PER_US, event.id))
+        elif event.cat == "metric":
             metric_events += 1
+    del events_in, raw
     origin = min((event.start for event in complete), default=0.0)
     for event in complete:
         event.start -= origin
-    order = sorted(range(len(complete)), key=lambda i: (lanes[complete[i].lane].order, complete[i].start))
-    complete = [complete[i] for i in order]
-    lanes_sorted = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
-    renumber = {old: new for new, old in enumerate(lanes_sorted)}
+    order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
+    renumber = {old: new for new, old in enumerate(order)}
     for event in complete:
         event.lane = renumber[event.lane]
     complete.sort(key=lambda event: (event.lane, event.start))
-    flows = _flows(complete, [lanes[i] for i in lanes_sorted], {k: renumber[v] for k, v in lane_of.items()},
-                   starts, finishes, origin)
-    return Trace([lanes[i] for i in lanes_sorted], complete, flows, base if isinstance(base, int) else None,
-                 metric_events)
+    lane_of = {key: renumber[value] for key, value in lane_of.items()}
+    flow_count, launches = _flows(complete, lane_of, starts, start_ids, finishes, origin)
+    return Trace([lanes[i] for i in order], complete, flow_count, launches, base, metric_events)
+
+
+def _args(event: RawEvent) -> dict:
+    """An event's arguments, decoded now (an object, else none)."""
+    try:
+        args = msgspec.json.decode(event.args) if isinstance(event.args, msgspec.Raw) else event.args
+    except msgspec.DecodeError:
+        return NO_ARGS
+    return args if isinstance(args, dict) else NO_ARGS
 
 
 def _lane(key: tuple, names: dict, orders: dict) -> Lane:
@@ -214,23 +296,41 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     return Lane(key[0], key[1], name, kind, order)
 
 
-def _flows(events: list[Event], lanes: list[Lane], lane_of: dict, starts: list, finishes: dict,
-           origin: float) -> list[tuple[int | None, int]]:
-    """Each `launch->kernel` flow as (the CPU event it starts in, the kernel it ends at), by lane and time."""
-    at: dict[tuple[int, float], int] = {}
-    for position, event in enumerate(events):
-        at.setdefault((event.lane, round(event.start, 3)), position)
-    flows = []
-    for key, ts, flow_id in starts:
-        finish = finishes.get(flow_id)
-        if finish is None or finish[0] not in lane_of:
-            continue
-        kernel = at.get((lane_of[finish[0]], round(finish[1] - origin, 3)))
-        if kernel is None:
-            continue
-        launch = at.get((lane_of[key], round(ts - origin, 3))) if key in lane_of else None
-        flows.append((launch, kernel))
-    return flows
+def _flows(events: list[Event], lane_of: dict, starts: list, start_ids: set, finishes: dict,
+           origin: float) -> tuple[int, dict[int, int]]:
+    """How many `launch->kernel` flows end at a kernel's start, and, where a flow starts at an event on a CPU lane,
+    which event launched which kernel (kernel index → launch index)."""
+    by_lane: dict[int, tuple[list[float], int]] = {}  # lane → its events' starts (sorted) and its first index
+    first = 0
+    while first < len(events):
+        lane, end = events[first].lane, first
+        while end < len(events) and events[end].lane == lane:
+            end += 1
+        by_lane[lane] = ([events[i].start for i in range(first, end)], first)
+        first = end
+
+    def at(key, time: float) -> int | None:
+        lane = lane_of.get(key)
+        if lane is None or lane not in by_lane:
+            return None
+        times, offset = by_lane[lane]
+        where = bisect.bisect_left(times, time - origin)
+        return offset + where if where < len(times) and times[where] == time - origin else None
+
+    launched_by = {}
+    for key, time, flow_id in starts:
+        if (launch := at(key, time)) is not None:
+            launched_by[flow_id] = launch
+    count, launches = 0, {}
+    for key, ends in finishes.items():
+        for time, flow_id in ends:
+            kernel = at(key, time)
+            if kernel is None or flow_id not in start_ids or events[kernel].category != "kernel":
+                continue
+            count += 1
+            if flow_id in launched_by:
+                launches[kernel] = launched_by[flow_id]
+    return count, launches
 
 
 def _number(value) -> bool:

@@ -29,7 +29,7 @@ def test_a_36_trace_is_one_stream_and_the_tree_its_tree_twin_has():
     trace = profile.trace
     assert [(lane.name, lane.kind) for lane in trace.lanes] == [("stream 7", "gpu")]
     raw = json.loads(V36.read_text())["traceEvents"]
-    assert len(trace.events) == len(raw) == 15 and trace.base_ns is None and trace.flows == []
+    assert len(trace.events) == len(raw) == 15 and trace.base_ns is None and trace.flow_count == 0
     assert trace.events[0].start == 0.0 and [e.start for e in trace.events] == sorted(e.start for e in trace.events)
     first = min(raw, key=lambda event: event["ts"])
     assert trace.events[0].duration == pytest.approx(first["dur"] * 1000)  # µs in the file, ns here
@@ -46,10 +46,13 @@ def test_a_39_trace_has_named_lanes_flows_and_its_clock_base():
     trace = load_profile(V39).trace
     assert [(lane.name, lane.kind) for lane in trace.lanes] == [
         ("CPU Thread 0", "cpu"), ("GPU Stream 7", "gpu"), ("GPU Stream 17", "gpu")]
-    assert trace.base_ns == 1796066334530334338 and len(trace.flows) == 15
-    for launch, kernel in trace.flows:
-        assert trace.events[kernel].category == "kernel" and trace.lanes[trace.events[kernel].lane].kind == "gpu"
-        assert launch is None or trace.lanes[trace.events[launch].lane].kind == "cpu"
+    assert trace.base_ns == 1796066334530334338 and trace.flow_count == 15
+    raw = json.loads(V39.read_text())["traceEvents"]
+    ends = {(e["tid"], e["ts"]) for e in raw if e.get("ph") == "f"}
+    landing = [e for e in raw if e.get("ph") == "X" and e.get("cat") == "kernel" and (e["tid"], e["ts"]) in ends]
+    assert len(landing) == 15  # every flow ends at a kernel's start, as the count says
+    for kernel, launch in trace.launches.items():
+        assert trace.events[kernel].category == "kernel" and trace.lanes[trace.events[launch].lane].kind == "cpu"
     for number in (1, 2):
         kernels = trace.lane_events(number)
         busy, gaps = trace.busy(number)
