@@ -333,15 +333,14 @@ def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str
             ("kind", event.category or "event"),
             ("start", f"{format_value(event.start, 'ns')} after the trace's first event"),
             ("duration", format_value(event.duration, "ns")), ("end", format_value(event.end, "ns"))]
-    before = [other for other in trace.lane_events(event.lane, event.category) if other.end <= event.start]
-    if before:
-        rows.append(("idle before", f"{format_value(event.start - max(o.end for o in before), 'ns')} on its lane"))
+    if (idle := trace.idle_before(index)) is not None:
+        rows.append(("idle before", f"{format_value(idle, 'ns')} on its lane"))
     if (launched := trace.launches.get(index)) is not None:
         launch = trace.events[launched]
         rows.append(("launched", f"from {trace.lanes[launch.lane].name} at {format_value(launch.start, 'ns')} "
                                  f"({format_value(event.start - launch.start, 'ns')} before it ran)"))
     if event.category == "kernel":
-        same = [i for i, other in enumerate(trace.events) if other.category == "kernel" and other.name == event.name]
+        same = trace.launches_of(event.name)
         rows.append(("launches", f"{counted(len(same), 'launch', 'launches')} of this kernel in the trace (n/N)"))
     if event.call_stack:
         rows.append(("call stack", " / ".join(names.shown(frame) for frame in event.call_stack)))

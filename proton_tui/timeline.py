@@ -6,6 +6,7 @@ only draws and navigates what this computes."""
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -18,12 +19,13 @@ MIN_WINDOW_NS = 10.0  # the narrowest window a zoom reaches
 
 @dataclass(frozen=True)
 class Bar:
-    """Cells [x, x + width) of a lane's row, standing for `events` (indices into the trace's events)."""
+    """Cells [x, x + width) of a lane's row, standing for `events` (a range of indices into the trace's events: a
+    lane's events are contiguous, in time order)."""
 
     lane: int
     x: int
     width: int
-    events: tuple[int, ...]
+    events: range
 
     @property
     def end(self) -> int:
@@ -43,22 +45,36 @@ class TimelineLayout:
         return math.floor((time - self.start) / self.cell_ns)
 
     def _bars(self, lane: int) -> list[Bar]:
+        """The lane's bars, found by bisection: the work is per bar (at most one per cell), not per event."""
+        starts, ends_so_far, offset = self.trace.lane_index(lane)
+        first = bisect.bisect_left(starts, self.start)
+        while first > 0 and ends_so_far[first - 1] > self.start:  # an earlier event still running at the start
+            first -= 1
+        last = bisect.bisect_left(starts, self.end)
         bars: list[Bar] = []
-        for index, event in enumerate(self.trace.events):
-            if event.lane != lane or event.end < self.start or event.start >= self.end:
-                continue
-            x0 = max(0, self.cell_of(event.start))
-            x1 = min(self.width, max(x0 + 1, math.ceil((event.end - self.start) / self.cell_ns)))
-            if bars and x0 < bars[-1].end:  # shares a cell with the bar before: one bar for both
-                last = bars.pop()
-                bars.append(Bar(lane, last.x, max(last.end, x1) - last.x, (*last.events, index)))
-            else:
-                bars.append(Bar(lane, x0, x1 - x0, (index,)))
+        i = first
+        while i < last:
+            x0 = max(0, self.cell_of(starts[i]))
+            j = i + 1
+            x1 = self._end_cell(ends_so_far[i], x0)
+            while True:  # take in every event that starts before the bar's last cell ends
+                boundary = self.start + x1 * self.cell_ns
+                k = bisect.bisect_left(starts, boundary, j, last)
+                if k == j:
+                    break
+                j = k
+                x1 = max(x1, self._end_cell(ends_so_far[j - 1], x0))
+            bars.append(Bar(lane, x0, x1 - x0, range(offset + i, offset + j)))
+            i = j
         return bars
 
+    def _end_cell(self, end: float, x0: int) -> int:
+        return min(self.width, max(x0 + 1, math.ceil((end - self.start) / self.cell_ns)))
+
     def bar_of(self, event: int) -> Bar | None:
-        lane = self.trace.events[event].lane
-        return next((bar for bar in self.rows[lane] if event in bar.events), None)
+        row = self.rows[self.trace.events[event].lane]
+        at = bisect.bisect_right([bar.events.start for bar in row], event) - 1
+        return row[at] if at >= 0 and event in row[at].events else None
 
     def at(self, lane: int, x: int) -> Bar | None:
         if not 0 <= lane < len(self.rows):

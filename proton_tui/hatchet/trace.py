@@ -72,6 +72,24 @@ class Trace:
     launches: dict[int, int]
     base_ns: int | None  # 3.9: the clock value the trace's times start from
     metric_events: int = 0
+    _lanes_index: dict = field(default_factory=dict, repr=False)
+    _by_name: dict | None = field(default=None, repr=False)
+    _starts_by_name: dict = field(default_factory=dict, repr=False)
+
+    def lane_index(self, lane: int) -> tuple[list[float], list[float], int]:
+        """A lane's event starts (in time order), the latest end among its events so far at each, and the index of
+        its first event in `events` (computed once): what the timeline bisects."""
+        if not self._lanes_index:  # every lane in one pass: the events are in lane order
+            current, latest = None, float("-inf")
+            for position, event in enumerate(self.events):
+                if event.lane != current:
+                    current, latest = event.lane, float("-inf")
+                    self._lanes_index[current] = ([], [], position)
+                starts, ends, _ = self._lanes_index[current]
+                starts.append(event.start)
+                latest = max(latest, event.start + event.duration)
+                ends.append(latest)
+        return self._lanes_index.get(lane, ([], [], 0))
 
     @property
     def start(self) -> float:
@@ -103,15 +121,44 @@ class Trace:
             busy += current[1] - current[0]
         return busy, gaps
 
+    def launches_of(self, name: str) -> list[int]:
+        """The kernel events of one name in time order, on any lane (computed once for all names)."""
+        if self._by_name is None:
+            by_name: dict[str, list[tuple[float, int]]] = {}
+            for position, event in enumerate(self.events):
+                if event.category == "kernel":
+                    by_name.setdefault(event.name, []).append((event.start, position))
+            self._by_name = {key: [position for _, position in sorted(items)] for key, items in by_name.items()}
+            self._starts_by_name = {}
+        return self._by_name.get(name, [])
+
     def next_launch(self, index: int, step: int = 1) -> int | None:
         """The next (step 1) or previous (-1) kernel event of the same name, in time order, on any lane."""
-        name = self.events[index].name
-        same = sorted((event.start, position) for position, event in enumerate(self.events)
-                      if event.category == "kernel" and event.name == name)
-        order = [position for _, position in same]
-        here = order.index(index)
+        order = self.launches_of(self.events[index].name)
+        here = order.index(index) if len(order) < 4096 else self._where_in(order, index)
         there = here + step
         return order[there] if 0 <= there < len(order) else None
+
+    def _where_in(self, order: list[int], index: int) -> int:
+        """An event's place among the launches of its name (bisected by start time)."""
+        name = self.events[index].name
+        starts = self._starts_by_name.get(name)
+        if starts is None:
+            starts = self._starts_by_name[name] = [self.events[i].start for i in order]  # sorted, as `order` is
+        at = bisect.bisect_left(starts, self.events[index].start)
+        while order[at] != index:
+            at += 1
+        return at
+
+    def idle_before(self, index: int) -> float | None:
+        """How long the event's lane was idle before it started (since the latest end among its earlier events);
+        None for the lane's first event or one that starts while another still runs."""
+        event = self.events[index]
+        starts, ends_so_far, offset = self.lane_index(event.lane)
+        at = index - offset
+        if at == 0 or ends_so_far[at - 1] > event.start:
+            return None
+        return event.start - ends_so_far[at - 1]
 
     def tree(self) -> dict:
         """The kernels summed by call stack as a `.hatchet` tree (nodes `frame`, `metrics`, `children`): what the
