@@ -47,14 +47,14 @@ class TimelineLayout:
     def _bars(self, lane: int) -> list[Bar]:
         """The lane's bars, found by bisection: the work is per bar (at most one per cell), not per event."""
         starts, ends_so_far, offset = self.trace.lane_index(lane)
-        first = bisect.bisect_left(starts, self.start)
-        while first > 0 and ends_so_far[first - 1] > self.start:  # an earlier event still running at the start
-            first -= 1
-        last = bisect.bisect_left(starts, self.end)
+        # from the first event whose lane was still busy at the window's start (the running latest end is sorted)
+        first = bisect.bisect_right(ends_so_far, self.start, 0, bisect.bisect_left(starts, self.start))
+        last = bisect.bisect_right(starts, self.end) if self.end >= self.trace.end else \
+            bisect.bisect_left(starts, self.end)  # the trace's last instant belongs to its last cell
         bars: list[Bar] = []
         i = first
         while i < last:
-            x0 = max(0, self.cell_of(starts[i]))
+            x0 = min(self.width - 1, max(0, self.cell_of(starts[i])))
             j = i + 1
             x1 = self._end_cell(ends_so_far[i], x0)
             while True:  # take in every event that starts before the bar's last cell ends
@@ -64,6 +64,9 @@ class TimelineLayout:
                     break
                 j = k
                 x1 = max(x1, self._end_cell(ends_so_far[j - 1], x0))
+            if bars and x0 < bars[-1].end:  # a cell's rounding put it under the bar before: one bar for both
+                before = bars.pop()
+                x0, x1, i = before.x, max(x1, before.end), before.events.start - offset
             bars.append(Bar(lane, x0, x1 - x0, range(offset + i, offset + j)))
             i = j
         return bars

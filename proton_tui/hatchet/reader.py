@@ -25,7 +25,7 @@ import msgspec
 import orjson
 
 from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
-from .trace import Trace, TraceError, decode_trace, read_trace
+from .trace import NotATrace, Trace, TraceError, decode_trace, read_trace
 
 TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -84,7 +84,11 @@ def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
     typed decoder refuses is read again with orjson, whose path words the error."""
     try:
         trace = decode_trace(data)
-    except (TraceError, *DECODE_ERRORS):
+    except NotATrace:
+        return load_parsed(path, data, show_internal, cancelled)  # which says what it is instead
+    except TraceError as error:
+        raise CaptureError(f"{path}: not a Proton trace: {error}") from None
+    except DECODE_ERRORS:  # not JSON: orjson's path words what is wrong
         return load_parsed(path, data, show_internal, cancelled)
     return trace_profile(path, trace, show_internal, cancelled)
 

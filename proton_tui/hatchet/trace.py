@@ -22,6 +22,10 @@ class TraceError(ValueError):
     """A trace that cannot be read; the message says why (the reader adds the file)."""
 
 
+class NotATrace(TraceError):
+    """A JSON object without `traceEvents`: not a trace at all (the reader says what it is instead)."""
+
+
 @dataclass(frozen=True)
 class Lane:
     """One row of the timeline: a GPU stream, a CPU thread (≥ 3.8 names them), or a stream id alone (3.6)."""
@@ -73,6 +77,7 @@ class Trace:
     base_ns: int | None  # 3.9: the clock value the trace's times start from
     metric_events: int = 0
     _lanes_index: dict = field(default_factory=dict, repr=False)
+    _end: float | None = field(default=None, repr=False)
     _by_name: dict | None = field(default=None, repr=False)
     _starts_by_name: dict = field(default_factory=dict, repr=False)
 
@@ -93,11 +98,15 @@ class Trace:
 
     @property
     def start(self) -> float:
-        return min((event.start for event in self.events), default=0.0)
+        """The first event's start: 0, times being counted from it."""
+        return 0.0
 
     @property
     def end(self) -> float:
-        return max((event.end for event in self.events), default=0.0)
+        """The latest end of any event (computed once)."""
+        if self._end is None:
+            self._end = max((event.end for event in self.events), default=0.0)
+        return self._end
 
     def lane_events(self, lane: int, category: str | None = "kernel") -> list[Event]:
         return [event for event in self.events if event.lane == lane and (category is None or
@@ -234,17 +243,15 @@ def decode_trace(data) -> Trace:
     try:
         raw = TRACE_DOCUMENT.decode(data)  # its events' Raw arguments point into `data` until each is read
     except msgspec.ValidationError as error:
+        if "missing required field `traceEvents`" in str(error):
+            raise NotATrace(str(error)) from None
         raise TraceError(_validation_text(error, None)) from None
     return _read(raw)
 
 
 def read_trace(document: dict) -> Trace:
     """A parsed `.chrome_trace` document as a Trace; TraceError for one that is not Proton's shape."""
-    try:
-        raw = msgspec.convert(document, RawTrace)
-    except msgspec.ValidationError as error:
-        raise TraceError(_validation_text(error, document)) from None
-    return _read(raw)
+    return decode_trace(msgspec.json.encode(document))
 
 
 def _validation_text(error: msgspec.ValidationError, document: dict | None) -> str:

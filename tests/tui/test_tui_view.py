@@ -465,3 +465,37 @@ async def test_a_click_in_the_flame_view_selects_then_zooms():
         assert flame.selected == forward
         await pilot.click(FlameView, offset=offset)
         assert flame.top == forward.node
+
+
+async def test_the_timeline_keeps_working_after_panning_away_and_escape_goes_to_the_table():
+    """Arrows after the selection was panned out of view bring it back and move on; the timeline shows names as the
+    table does once they are readable; Escape goes back to the table (never out of the viewer)."""
+    from proton_tui.tui.widgets.timeline_view import TimelineView
+
+    app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        first = timeline.selected
+        await pilot.press(*["plus"] * 6, *["l"] * 6)
+        assert timeline.layout_.bar_of(first) is None  # panned away from it
+        await pilot.press("right")
+        assert timeline.selected != first and timeline.layout_.bar_of(timeline.selected) is not None
+        await wait_for(lambda: app.screen.query_one(ProfileTable).display_spec.names.readable is not None)
+        await pilot.pause()
+        assert timeline.names.readable is not None
+        await pilot.press("escape")
+        assert not timeline.display and app.screen.query_one(ProfileTable).display
+
+
+def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():
+    from proton_tui.hatchet.trace import TraceError, read_trace
+    from proton_tui.timeline import TimelineLayout
+
+    events = [{"ph": "X", "name": name, "cat": "kernel", "ts": ts, "dur": dur, "pid": 0, "tid": 7}
+              for name, ts, dur in (("a", 0, 100), ("b", 110, 20), ("c", 150, 10), ("d", 200, 0))]
+    trace = read_trace({"traceEvents": events})
+    layout = TimelineLayout(trace, trace.start, trace.end, 10)
+    assert sorted(i for bar in layout.rows[0] for i in bar.events) == [0, 1, 2, 3]
+    with pytest.raises(TraceError, match="event 1: 'ts'/'dur' are not times"):
+        read_trace({"traceEvents": [events[0], {**events[1], "ts": "x"}]})

@@ -20,6 +20,7 @@ from ...capture.check import CPU_ITERS, CPU_SIZE, interpreter_seconds
 from ...capture.params import BACKENDS, CONTEXTS, DATA, FORMATS, MODES, ParamError, RunParams, parse_count, parse_size
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
+from ...console import printable
 from ...formatting import counted
 from ..widgets.key_bar import KeyBar
 
@@ -241,13 +242,13 @@ class FormScreen(Screen):
             for button in self.query_one(f"#{radio}", RadioSet).query(RadioButton):
                 refusals = [f for f in self.findings_for(replace(params, **{field: button.name}))
                             if f.refuses and f.text not in shared]
-                button.tooltip = refusals[0].form_message if refusals and params.profile else None
+                button.tooltip = Text(printable(refusals[0].form_message)) if refusals and params.profile else None
                 button.disabled = button.tooltip is not None and button.name != getattr(params, field)
         findings = self.findings_for(params)
-        lines = [f"{'✗' if f.refuses else '!'} {f.form_message}" for f in findings]
+        lines = [printable(f"{'✗' if f.refuses else '!'} {f.form_message}") for f in findings]
         if params.profile:
             lines += [
-                f"· {button.name} unavailable: {button.tooltip}"
+                f"· {button.name} unavailable: {button.tooltip.plain}"
                 for radio, field in choices
                 for button in self.query_one(f"#{radio}", RadioSet).query(RadioButton)
                 if button.tooltip and button.name != getattr(params, field)
@@ -263,9 +264,10 @@ class FormScreen(Screen):
         """Run enabled, or disabled with why (in its tooltip and under the buttons)."""
         run = self.query_one("#run", Button)
         run.disabled = reason is not None
-        run.tooltip = f"Run can't start: {reason}" if reason else "Run the payload under Proton (ctrl+r)"
+        text = printable(f"Run can't start: {reason}") if reason else ""
+        run.tooltip = Text(text) if reason else "Run the payload under Proton (ctrl+r)"  # Text: never markup
         note = self.query_one("#run-reason", Static)
-        note.update(Text(f"Run can't start: {reason}" if reason else ""))
+        note.update(Text(text))
         note.display = reason is not None
 
     @on(Input.Changed)

@@ -211,8 +211,8 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
-        if action == "toggle_timeline":
-            return self.profile is not None and self.profile.trace is not None
+        if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
+            return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
                       "toggle_flame"):
             return (self.profile is not None and not self.profile.is_root_only) or None
@@ -240,6 +240,10 @@ class ProfileScreen(Screen):
         table = self.query_one(ProfileTable)
         table.set_names(message.names.with_raw(table.display_spec.names.raw))
         self.refresh_flame()
+        if self.query("#timeline") and (timeline := self.query_one(TimelineView)).trace is not None:
+            timeline.names = table.display_spec.names
+            if timeline.display and timeline.selected is not None:
+                timeline.select(timeline.selected)  # its details with the readable names
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
@@ -262,11 +266,16 @@ class ProfileScreen(Screen):
         if self.flame_shown:
             self.query_one(FlameView).display = False
         table.display, timeline.display = False, True
+        timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
         if timeline.trace is not self.profile.trace:
             timeline.show(self.profile.trace, table.display_spec.names)
         elif timeline.selected is not None:
             timeline.select(timeline.selected)
         timeline.focus()
+
+    @on(TimelineView.Left)
+    def leave_timeline(self) -> None:
+        self.action_toggle_timeline()
 
     @on(TimelineView.Selected)
     def timeline_selected(self, event: TimelineView.Selected) -> None:

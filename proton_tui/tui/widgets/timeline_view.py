@@ -41,6 +41,7 @@ class TimelineView(ScrollView, can_focus=True):
         Binding("0", "fit", "All"),
         Binding("enter", "focus_event", "Zoom to it"),
         Binding("n", "launch(1)", "Next launch"),
+        Binding("escape", "leave", "Table", show=False),
         Binding("N", "launch(-1)", "Previous launch", show=False),
     ]
 
@@ -56,6 +57,9 @@ class TimelineView(ScrollView, can_focus=True):
     TimelineView > .timeline-view--ruler { color: $text-muted; background: $panel; }
     TimelineView > .timeline-view--lane { color: $text; text-style: bold; }
     """
+
+    class Left(Message):
+        """Escape: the screen goes back to the table."""
 
     class Selected(Message):
         """The selected event changed (an index into the trace's events)."""
@@ -116,7 +120,17 @@ class TimelineView(ScrollView, can_focus=True):
 
     # ---- keys and mouse ---------------------------------------------------------------------------------------
     def _bar(self) -> Bar | None:
-        return self.layout_.bar_of(self.selected) if self.layout_ is not None and self.selected is not None else None
+        """The selected event's bar; the window moved to it first when panning left it outside."""
+        if self.layout_ is None or self.selected is None:
+            return None
+        bar = self.layout_.bar_of(self.selected)
+        if bar is None:
+            self.select(self.selected)  # pans to it
+            bar = self.layout_.bar_of(self.selected)
+        return bar
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
 
     def action_move(self, step: int) -> None:
         bar = self._bar()
@@ -127,10 +141,10 @@ class TimelineView(ScrollView, can_focus=True):
         if 0 <= at < len(row):
             self.select(row[at].events[0])
         else:  # past the window's edge: the lane's next event in time, the window following it
-            lane = [i for i, event in enumerate(self.trace.events) if event.lane == bar.lane]
-            here = lane.index(bar.events[0 if step < 0 else -1])
-            if 0 <= here + step < len(lane):
-                self.select(lane[here + step])
+            starts, _, offset = self.trace.lane_index(bar.lane)
+            there = (bar.events[0] - 1) if step < 0 else bar.events[-1] + 1
+            if offset <= there < offset + len(starts):
+                self.select(there)
 
     def action_lane(self, step: int) -> None:
         bar = self._bar()
