@@ -55,6 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="cpu runs the Triton interpreter; auto picks it when no GPU is found")
     parser.add_argument("--inject-bug", action="store_true",
                         help="test only: the mask drops the last element, so the check must FAIL")
+    parser.add_argument("--scoped", action="store_true",
+                        help="the kernel with proton.language scopes (kernel ⊃ load, add, store) for Proton's "
+                             "instrumentation backend; under any other backend the scopes record nothing")
     proton = parser.add_argument_group("env mode", "the payload starts and finalizes Proton itself")
     proton.add_argument("--proton-name", default=os.environ.get(ENV_PREFIX + "NAME"),
                         help="session path without suffix (env PROTON_TUI_NAME); enables env mode")
@@ -89,10 +92,32 @@ def launch_metadata(grid, metadata, args) -> dict:
     return {"name": f"add_kernel<n={n}>", "bytes": 3 * n * args["x_ptr"].element_size(), "flops32": n}
 
 
-def build_kernel():
-    """Define the kernel after TRITON_INTERPRET is settled: ``triton.jit`` reads it at decoration time."""
+def build_kernel(scoped: bool = False):
+    """Define the kernel after TRITON_INTERPRET is settled: ``triton.jit`` reads it at decoration time. ``scoped``:
+    the same kernel with proton.language scopes around its loads, its add, its store and its whole body."""
     import triton
     import triton.language as tl
+
+    if scoped:
+        import triton.profiler.language as pl
+
+        pl.enable_semantic("triton")  # Proton instruments Gluon kernels only unless told
+
+        @triton.jit(launch_metadata=launch_metadata)
+        def add_kernel_scoped(x_ptr, y_ptr, out_ptr, n_elements, n_stored, BLOCK_SIZE: tl.constexpr):
+            with pl.scope("kernel"):
+                pid = tl.program_id(axis=0)
+                offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offsets < n_stored
+                with pl.scope("load"):
+                    x = tl.load(x_ptr + offsets, mask=mask)
+                    y = tl.load(y_ptr + offsets, mask=mask)
+                with pl.scope("add"):
+                    total = x + y
+                with pl.scope("store"):
+                    tl.store(out_ptr + offsets, total, mask=mask)
+
+        return add_kernel_scoped, triton.cdiv
 
     @triton.jit(launch_metadata=launch_metadata)
     def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, n_stored, BLOCK_SIZE: tl.constexpr):
@@ -124,7 +149,7 @@ def launch_and_check(args: argparse.Namespace, device: str, interpreted: bool) -
     """Time the first (compiling) launch apart from the loop, then compare with x + y exactly."""
     import torch
 
-    add_kernel, cdiv = build_kernel()
+    add_kernel, cdiv = build_kernel(args.scoped)
 
     def sync() -> None:
         if not interpreted:

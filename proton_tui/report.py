@@ -326,11 +326,11 @@ def summary_json(display: Display) -> dict:
 
 
 def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str]]:
-    """One event of a trace as (label, value) pairs: name, lane, when, how long, the idle time before it on its
-    lane, what launched it, its call stack and arguments."""
+    """One event of a trace as (label, value) pairs: lane, when, how long, the idle time before it on its lane, what
+    launched it, how often its kernel ran, then its name, call stack and arguments."""
     event = trace.events[index]
-    rows = [("name", names.readable_name(event.name)), ("lane", trace.lanes[event.lane].name),
-            ("kind", event.category or "event"),
+    # the numbers first: a kernel's readable name can fill the pane on its own
+    rows = [("lane", trace.lanes[event.lane].name), ("kind", event.category or "event"),
             ("start", f"{format_value(event.start, 'ns')} after the trace's first event"),
             ("duration", format_value(event.duration, "ns")), ("end", format_value(event.end, "ns"))]
     if (idle := trace.idle_before(index)) is not None:
@@ -342,6 +342,7 @@ def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str
     if event.category == "kernel":
         same = trace.launches_of(event.name)
         rows.append(("launches", f"{counted(len(same), 'launch', 'launches')} of this kernel in the trace (n/N)"))
+    rows.append(("name", names.readable_name(event.name)))
     if event.call_stack:
         rows.append(("call stack", " / ".join(names.shown(frame) for frame in event.call_stack)))
     if event.args:

@@ -36,7 +36,9 @@ def payload_args(params: RunParams) -> list[str]:
     device = "auto" if params.device == "auto" else "cpu" if params.device == "cpu" else "gpu"
     args = ["--size", str(params.size), "--iters", str(params.iters), "--block-size", str(params.block_size),
             "--device", device]
-    return args + (["--inject-bug"] if params.inject_bug else [])
+    # the bundled payload's scoped kernel, for the only backend that records scopes (another payload has its own)
+    scoped = params.profile and params.backend == "instrumentation" and params.payload is None
+    return args + (["--inject-bug"] if params.inject_bug else []) + (["--scoped"] if scoped else [])
 
 
 def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_dir: Path,

@@ -137,10 +137,11 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
         found.append(Finding("refuse", f"Proton's command line writes a tree as .hatchet only: format "
                                        f"{params.output_format} needs «mode env» (the payload finalizes Proton with "
                                        "it)"))
-    if backend == "instrumentation":
+    if backend == "instrumentation" and params.payload is not None:
         empty = "an empty (0-byte) .chrome_trace" if params.data == "trace" else "an empty tree (ROOT only)"
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
-                                     f"scopes: a plain kernel like vecadd yields {empty}"))
+                                     f"scopes: a kernel without them yields {empty} (the bundled vecadd runs its "
+                                     "scoped kernel under it)"))
     if params.hook and params.mode == "cli" and triton is not None and version_between(info, "3.5.0", "3.6.0"):
         found.append(Finding("refuse", f"Proton's CLI in Triton {triton} cannot enable the triton hook (-k); "
                                        "use «mode env» or «no-hook»"))

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 import msgspec
 
 NS_PER_US = 1000.0
-GPU, CPU, OTHER = "gpu", "cpu", "other"
+GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
+# instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
+WARP_LANE = re.compile(r".* Core\d+ CTA\d+")
 
 
 class TraceError(ValueError):
@@ -174,11 +176,8 @@ class Trace:
         same run would have written with `-d tree`, less what a trace does not hold (device ids, launch metadata)."""
         root: dict = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {}, "children": []}
         index: dict[tuple[str, ...], dict] = {(): root}
-        for event in self.events:
-            if event.category != "kernel":
-                continue
-            stack = event.call_stack[1:] if event.call_stack[:1] == ("ROOT",) else event.call_stack
-            stack = stack if stack and stack[-1] == event.name else (*stack, event.name)
+
+        def node_at(stack: tuple[str, ...]) -> dict:
             parent = root
             for depth in range(1, len(stack) + 1):
                 key = stack[:depth]
@@ -188,11 +187,34 @@ class Trace:
                     index[key] = node
                     parent["children"].append(node)
                 parent = node
-            metrics = parent["metrics"]
+            return parent
+
+        warps: dict[tuple, list[Event]] = {}
+        for event in self.events:
+            stack = event.call_stack[1:] if event.call_stack[:1] == ("ROOT",) else event.call_stack
+            if self.lanes[event.lane].kind == WARP:  # nested by time below, per warp
+                lane = self.lanes[event.lane]
+                warps.setdefault((lane.pid, str(lane.tid).split(" (")[0]), []).append(event)
+                continue
+            if event.category != "kernel":
+                continue
+            stack = stack if stack and stack[-1] == event.name else (*stack, event.name)
+            metrics = node_at(stack)["metrics"]
             metrics["time (ns)"] = metrics.get("time (ns)", 0.0) + event.duration
             metrics["count"] = metrics.get("count", 0) + 1
             for key, value in launch_metrics(event).items():  # >= 3.9: the launch hook's bytes and flops
                 metrics[key] = metrics.get(key, 0.0) + value
+        for events in warps.values():
+            # A warp's scopes, each on a "line" of its own: a scope inside another's time is its child. Proton
+            # writes cycles / 1000 as µs (its assumed 1 GHz), so the duration in ns is the cycle count again.
+            open_scopes: list[Event] = []
+            for event in sorted(events, key=lambda e: (e.start, -e.duration)):
+                while open_scopes and event.start >= open_scopes[-1].end:
+                    open_scopes.pop()
+                base = event.call_stack[1:] if event.call_stack[:1] == ("ROOT",) else event.call_stack
+                metrics = node_at((*base, *(scope.name for scope in open_scopes), event.name))["metrics"]
+                metrics["cycles"] = metrics.get("cycles", 0.0) + event.duration
+                open_scopes.append(event)
         return root
 
 
@@ -340,6 +362,9 @@ def _args(event: RawEvent) -> dict:
 
 def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     name = names.get(key)
+    pid, tid = key
+    if name is None and isinstance(pid, str) and WARP_LANE.fullmatch(pid) and str(tid).startswith("warp"):
+        return Lane(pid, tid, f"{pid} {tid}", WARP, 0.0)  # a warp of one CTA of an instrumented kernel
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU
     else:

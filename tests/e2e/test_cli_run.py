@@ -156,3 +156,20 @@ def test_gpu_run_prints_the_kernel_table(tmp_path):
     result = invoke("--size", "1M", "--iters", "5", output=tmp_path)
     assert result.exit_code == 0, result.output
     assert "verdict: PASS" in result.stdout and "add_kernel<n=1048576>" in result.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+@pytest.mark.parametrize("data", ["tree", "trace"])
+def test_an_instrumentation_run_records_the_payloads_scopes(tmp_path, data):
+    """Under the instrumentation backend the payload runs its scoped kernel: PASS, and cycles for each of its
+    scopes, nested as the kernel nests them (in a trace too, read by each warp's lines)."""
+    result = invoke("--backend", "instrumentation", "--data", data, "--iters", "3", output=tmp_path)
+    assert result.exit_code == 0 and "verdict: PASS" in result.stdout, result.output
+    from proton_tui.hatchet import load_profile
+
+    (capture,) = only_run(tmp_path).glob("vecadd.*")
+    profile = load_profile(capture)
+    names = {profile.names[node]: node for node in range(profile.node_count)}
+    assert profile.unit == "cycles" and {"kernel", "load", "add", "store"} <= set(names)
+    assert {profile.names[child] for child in profile.children[names["kernel"]]} == {"load", "add", "store"}

@@ -142,8 +142,9 @@ def test_a_trace_run_opens_on_its_timeline(tmp_path, monkeypatch):
     term = Terminal(f"proton-gpu-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         rc_file = start_proton_tui(term, tmp_path, "view", str(capture), size=SIZE)
-        screen = term.wait_for(lambda s: "Timeline:" in s and s, 60, "the timeline")
-        assert "stream 7" in screen and "kind  kernel" in screen, screen  # the first kernel's details
+        screen = term.wait_for(lambda s: "Timeline:" in s and "kind  kernel" in s and s, 60,
+                               "the timeline with its first kernel's details")
+        assert "stream 7" in screen, screen
         term.keys("n")
         term.wait_for(lambda s: "launches of this kernel" in s, 15, "the next launch's details")
         if os.environ.get("PROTON_TUI_EVIDENCE"):

@@ -63,12 +63,13 @@ def test_rules_and_argv_for_every_combination(backend, mode, version, vendor):
     command = build_command(params, info, PAYLOAD, RUN_DIR, environ={})
     session = str(RUN_DIR / "vecadd")
     backend_flag = [] if backend == "auto" else ["-b", backend]
+    payload_args = [*PAYLOAD_ARGS, *(["--scoped"] if backend == "instrumentation" else [])]  # its scoped kernel
     if mode == "cli":
         assert list(command.argv) == [PY, "-m", "triton.profiler.proton", "-n", session, *backend_flag,
-                                      "-k", "triton", str(PAYLOAD), *PAYLOAD_ARGS]
+                                      "-k", "triton", str(PAYLOAD), *payload_args]
     else:
         env_backend = [] if backend == "auto" else ["--proton-backend", backend]
-        assert list(command.argv) == [PY, str(PAYLOAD), *PAYLOAD_ARGS, "--proton-name", session,
+        assert list(command.argv) == [PY, str(PAYLOAD), *payload_args, "--proton-name", session,
                                       "--proton-context", "shadow", "--proton-hook", "triton", *env_backend]
     assert command.capture_path == RUN_DIR / "vecadd.hatchet"
 
@@ -150,9 +151,16 @@ def test_proton_under_rocprofv3_is_refused(environ):
     assert refusals(RunParams(python=PY, profile=False), info, environ) == []
 
 
-def test_instrumentation_warns_of_an_empty_tree():
-    findings = check_rules(RunParams(python=PY, backend="instrumentation"), interpreter(), {})
-    assert [f.level for f in findings] == ["warn"] and "empty tree" in findings[0].message
+def test_instrumentation_runs_the_scoped_kernel_and_warns_only_for_another_payload(tmp_path):
+    """The bundled payload runs its scoped kernel under the instrumentation backend (nothing to warn of); another
+    payload may have no scopes, which gives an empty tree, or an empty file in trace mode."""
+    assert check_rules(RunParams(python=PY, backend="instrumentation"), interpreter(), {}) == []
+    own = tmp_path / "own.py"
+    own.write_text("print('vecadd: PASS')\n")
+    for data, empty in (("tree", "an empty tree (ROOT only)"), ("trace", "an empty (0-byte) .chrome_trace")):
+        findings = check_rules(RunParams(python=PY, backend="instrumentation", data=data, payload=own),
+                               interpreter(), {})
+        assert [f.level for f in findings] == ["warn"] and empty in findings[0].message
 
 
 def test_interpreter_problems_are_refused():

@@ -246,6 +246,11 @@ def test_gpu_fail_leaves_a_capture(tmp_path):
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_instrumentation_is_an_empty_capture(tmp_path):
-    result = _gpu_run(tmp_path, backend="instrumentation")
+def test_gpu_instrumentation_of_a_kernel_without_scopes_is_an_empty_capture(tmp_path):
+    """Proton's silent empty capture: the payload's plain kernel (a copy of it run as another payload, which gets
+    no --scoped) under the instrumentation backend leaves a ROOT-only tree, said as such."""
+    import shutil
+
+    plain = Path(shutil.copy(Path(__file__).parents[2] / "payload" / "vecadd.py", tmp_path / "plain_vecadd.py"))
+    result = _gpu_run(tmp_path, backend="instrumentation", payload=plain)
     assert result.verdict.outcome is Outcome.EMPTY_CAPTURE

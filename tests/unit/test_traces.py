@@ -129,12 +129,19 @@ def test_the_371_captures_read():
     assert kernel.launches == 6 and kernel.bytes == 6 * 12582912 and tree.device_names() == ["CUDA:0"]
 
 
-def test_instrumentation_in_trace_mode_is_said_to_write_an_empty_file():
-    from proton_tui.capture.params import RunParams
-    from proton_tui.capture.probe import InterpreterInfo
-    from proton_tui.capture.rules import check_rules
-
-    info = InterpreterInfo(python="py", executable="py", python_version="3.12", triton_version="3.6.0",
-                           has_proton=True, torch_version="2.11", gpu_vendor="nvidia", gpu_names=("NVIDIA H200",))
-    findings = check_rules(RunParams(backend="instrumentation", data="trace", python="py"), info, {})
-    assert any("an empty (0-byte) .chrome_trace" in finding.message for finding in findings)
+def test_an_instrumentation_trace_nests_each_warps_scopes_in_cycles():
+    """An intra-kernel trace (instrumentation, `data="trace"`): lanes are warps of CTAs on SMs, each scope on a line
+    of its own; read as a tree, scopes nest by time inside their warp and carry cycles (Proton writes cycles / 1000
+    as µs), as the same kernel's tree capture does: kernel ⊃ load, compute, store."""
+    profile = load_profile(FIXTURES / "instr_scopes_trace.chrome_trace")
+    trace = profile.trace
+    assert all(lane.kind == "warp" for lane in trace.lanes) and len(trace.lanes) == 192
+    assert profile.unit == "cycles" and profile.kernel_count == 1 and not profile.is_empty
+    names = {profile.names[node]: node for node in range(profile.node_count)}
+    kernel = names["kernel"]
+    assert profile.parents[kernel] == names["k_scoped"]
+    assert {profile.names[child] for child in profile.children[kernel]} == {"load", "compute", "store"}
+    raw = json.loads((FIXTURES / "instr_scopes_trace.chrome_trace").read_text())["traceEvents"]
+    for scope in ("kernel", "load", "compute", "store"):
+        expected = sum(event["dur"] for event in raw if event["name"] == scope) * 1000
+        assert profile.own[names[scope]] == pytest.approx(expected)
