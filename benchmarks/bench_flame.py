@@ -21,24 +21,18 @@ import sys
 import time
 from pathlib import Path
 
+from tmux_pane import screen, tmux  # beside this script
+
 HERE = Path(__file__).resolve().parent
 SESSION = "proton-tui-bench-flame"
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
-
-
-def screen() -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", SESSION], capture_output=True, text=True).stdout
 
 
 def until(test, seconds: float, what: str) -> float:
     """Poll the screen until `test(screen)`; the time it took."""
     start = time.perf_counter()
-    while not test(screen()):
+    while not test(screen(SESSION)):
         if time.perf_counter() - start > seconds:
-            raise SystemExit(f"bench_flame.py: {what}: not on screen after {seconds:.0f} s:\n{screen()}")
+            raise SystemExit(f"bench_flame.py: {what}: not on screen after {seconds:.0f} s:\n{screen(SESSION)}")
         time.sleep(0.005)
     return time.perf_counter() - start
 
@@ -51,9 +45,11 @@ def press(key: str, test, what: str) -> float:
 
 
 def detail_name(text: str) -> str | None:
+    """The detail pane's name line (inside its frame)."""
     for line in text.splitlines():
-        if line.strip().startswith("name  "):
-            return line.strip()
+        inside = line.strip().strip("│").strip()
+        if inside.startswith("name  "):
+            return inside
     return None
 
 
@@ -68,11 +64,11 @@ def one_run(command: list[str]) -> dict:
     until(lambda s: "▼time" in s and "ROOT" in s, 120, "the table")
     time.sleep(0.5)  # the readable names land after the first paint: let that repaint pass
     result = {"flame_s": press("g", lambda s: "Flame: ROOT" in s, "the flame view")}
-    before = detail_name(screen())
+    before = detail_name(screen(SESSION))
     moves = []
     for _ in range(5):
         moves.append(press("down", lambda s, b=before: detail_name(s) != b, "a move down"))
-        before = detail_name(screen())
+        before = detail_name(screen(SESSION))
     result["move_s"] = moves
     zoomed = {}
     result["zoom_in_s"] = press("Enter", lambda s: "(zoomed" in s and zoomed.setdefault("title", title(s)), "zoom in")

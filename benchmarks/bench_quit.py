@@ -23,16 +23,10 @@ import sys
 import time
 from pathlib import Path
 
+from tmux_pane import screen, tmux  # beside this script
+
 HERE = Path(__file__).resolve().parent
 SESSION = "proton-tui-bench-quit"
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
-
-
-def screen() -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", SESSION], capture_output=True, text=True).stdout
 
 
 def holders(path: Path) -> list[int]:
@@ -60,12 +54,12 @@ def one_try(command: list[str], delay: float) -> dict:
     watch = os.pidfd_open(pid)
     reading = None
     while reading is None and time.perf_counter() - start < 30:
-        if "Reading" in screen():
+        if "Reading" in screen(SESSION):
             reading = time.perf_counter() - start
         else:
             time.sleep(0.005)
     time.sleep(delay)
-    table_shown = "GPU time" in screen()
+    table_shown = "GPU time" in screen(SESSION)
     pressed = time.perf_counter()
     tmux("send-keys", "-t", SESSION, "q")
     ended = select.select([watch], [], [], 30)[0]
@@ -81,7 +75,7 @@ def to_table(command: list[str]) -> float:
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     start = time.perf_counter()
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "48", " ".join(command))
-    while "GPU time" not in screen():
+    while "GPU time" not in screen(SESSION):
         if time.perf_counter() - start > 120:
             raise SystemExit("no table after 120 s")
         time.sleep(0.005)
