@@ -267,7 +267,7 @@ def decode_trace(data) -> Trace:
     except msgspec.ValidationError as error:
         if "missing required field `traceEvents`" in str(error):
             raise NotATrace(str(error)) from None
-        raise TraceError(_validation_text(error, None)) from None
+        raise TraceError(_validation_text(error)) from None
     return _read(raw)
 
 
@@ -276,7 +276,7 @@ def read_trace(document: dict) -> Trace:
     return decode_trace(msgspec.json.encode(document))
 
 
-def _validation_text(error: msgspec.ValidationError, document: dict | None) -> str:
+def _validation_text(error: msgspec.ValidationError) -> str:
     text = str(error)
     found = FIELD_AT.search(text)
     if found is None:

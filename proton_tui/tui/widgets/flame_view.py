@@ -177,7 +177,7 @@ class FlameView(ScrollView, can_focus=True):
             if index % 2 and style.bgcolor is not None:  # neighbours told apart by shade
                 shade = Color.from_rich_color(style.bgcolor).darken(0.12)
                 style += Style(bgcolor=shade.rich_color)
-            if frame is self.selected or frame == self.selected:
+            if frame == self.selected:
                 style += self.get_component_rich_style("flame-view--selected")
             name = "…" if frame.node is None else self.display_spec.name(frame.node)
             segments.append(Segment(fit(name if frame.width < 3 else " " + name, frame.width), style))
