@@ -66,10 +66,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             ("context", ("shadow", "python"), "shadow", "call-path context"),
             ("hook", ("none", "triton"), "triton", "triton: launch_metadata names, bytes, flops"),
             ("data", ("tree", "trace"), "tree", "tree: the .hatchet call tree; trace: a .chrome_trace timeline"),
-            ("format", ("hatchet", "hatchet_msgpack"), "hatchet", "how a tree is written (msgpack: Triton >= 3.7)")):
+            ("format", ("hatchet", "hatchet_msgpack"), "hatchet", "how a tree is written (msgpack: Triton >= 3.7)"),
+            ("mode", None, None, "the backend's mode string, e.g. default:sampling_strategy=selective:"
+                                 "sampling_options=0,2 for instrumentation")):
         variable = ENV_PREFIX + option.upper()
         value = os.environ.get(variable, default)
-        if value is not None and value not in choices:
+        if value is not None and choices is not None and value not in choices:
             parser.error(f"{variable}={value!r} is not one of {', '.join(choices)}")
         proton.add_argument(f"--proton-{option}", choices=choices, default=value, help=f"{meaning} (env {variable})")
     return parser.parse_args(argv)
@@ -139,6 +141,8 @@ def start_proton(args: argparse.Namespace) -> bool:
 
     hook = None if args.proton_hook == "none" else args.proton_hook
     extra = {"data": args.proton_data} if args.proton_data != "tree" else {}  # older Proton: no data argument needed
+    if args.proton_mode:
+        extra["mode"] = args.proton_mode
     proton.start(args.proton_name, context=args.proton_context, backend=args.proton_backend or None, hook=hook,
                  **extra)
     print(f"{PREFIX} proton=env session={args.proton_name}", flush=True)

@@ -18,6 +18,11 @@ PAYLOAD_VERDICT = re.compile(r"^vecadd: (PASS|FAIL)$")
 TIMING = re.compile(r"(first_launch_ms|loop_ms|per_iter_us|gbps)=([0-9.eE+-]+)")
 SCRIPT_ERROR = re.compile(r"An error occurred while executing the script: (.*)$")
 MISSING_LIBRARY = re.compile(r"Could not load `(lib[^`]*\.so)`")
+DROPPED_EVENTS = re.compile(r"^Warning \(cta\d+, warp\d+\): .* events are dropped due to insufficient buffer size")
+SIGFPE = 8
+INSTRUMENTATION_SIGFPE = ("SIGFPE: under the instrumentation backend Proton dies this way when a Triton kernel "
+                          "without proton.language scopes is launched after a scoped one (seen with Triton 3.6.0 and "
+                          "3.7.1); launch only scoped kernels while it profiles, or the others first")
 ARGPARSE_ERROR = re.compile(r"^(?P<prog>[\w.-]+): error: (?P<message>.+)$")
 NO_DRIVER_HINT = ("Triton found no GPU driver: Proton needs a GPU; --no-profile runs the payload alone through "
                   "the Triton interpreter")
@@ -47,6 +52,7 @@ class OutputSignals:
     missing_library: str | None = None
     usage_error: str | None = None  # an argparse "prog: error: …" line
     exception: str | None = None  # the last line of the last traceback
+    dropped_events: int = 0  # instrumentation: warps whose records did not fit Proton's buffer
     last_line: str | None = None
 
 
@@ -81,6 +87,8 @@ class OutputClassifier:
             signals.script_error = match[1].strip()
         if match := MISSING_LIBRARY.search(line):
             signals.missing_library = match[1]
+        if line.startswith("Warning (cta") and DROPPED_EVENTS.match(line):
+            signals.dropped_events += 1
         if match := ARGPARSE_ERROR.match(line):
             signals.usage_error = f"{match['prog']}: {match['message']}"
 
@@ -157,6 +165,10 @@ def decide_verdict(classifier: OutputClassifier, process: ProcessResult, capture
     """PASS needs the stream's PASS and, when profiling (``capture`` given), a capture with kernels."""
     signals, error = classifier.signals, classifier.error
     hints = _hints(classifier)
+    if process.exit_code in (-SIGFPE, 128 + SIGFPE) and backend == "instrumentation" and process.ended_by is None:
+        after = f" after: {signals.last_line}" if signals.last_line else ""
+        outcome = Outcome.NO_CAPTURE if capture is not None and capture.missing else Outcome.PAYLOAD_ERROR
+        return Verdict(outcome, f"{outcome.value}: killed by {INSTRUMENTATION_SIGFPE}{after}", hints)
     if process.ended_by == "cancelled":
         return Verdict(Outcome.CANCELLED, f"cancelled after {process.wall_s:.1f} s", hints)
     if process.ended_by == "timeout":
@@ -167,6 +179,8 @@ def decide_verdict(classifier: OutputClassifier, process: ProcessResult, capture
     if capture is not None and capture.missing and (signals.device is None or signals.result == "PASS"):
         where = ("Proton failed before the payload started" if signals.device is None
                  else f"Proton left no {capture.path}")
+        if not error and process.exit_code is not None and process.exit_code < 0:
+            error = f"killed by signal {-process.exit_code}"
         return Verdict(Outcome.NO_CAPTURE, f"no capture written: {where}" + (f": {error}" if error else ""), hints)
     if signals.result != "PASS" or error or process.exit_code != 0:
         return Verdict(Outcome.PAYLOAD_ERROR, f"payload error: {_payload_problem(classifier, process)}", hints)
@@ -198,4 +212,8 @@ def _hints(classifier: OutputClassifier) -> tuple[str, ...]:
         hints.append(LIBRARY_REMEDY)
     if signals.exception and "0 active drivers" in signals.exception:
         hints.append(NO_DRIVER_HINT)
+    if signals.dropped_events:
+        warps = "1 warp" if signals.dropped_events == 1 else f"{signals.dropped_events:,} warps"
+        hints.append(f"{warps} lost events: Proton's instrumentation buffer was too small for what they recorded "
+                     "(give --buffer-size more bytes, or 0 to let Proton size it)")
     return tuple(hints)

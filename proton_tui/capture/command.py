@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .params import RunParams, capture_suffix
+from .params import RunParams, capture_suffix, instrumentation_mode
 from .probe import InterpreterInfo
 from .rules import AMD_FORBIDDEN_VARS, VENDOR_VISIBLE_DEVICES
 
@@ -47,6 +47,7 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
     environ = os.environ if environ is None else environ
     session = Path(run_dir).resolve() / params.name  # Proton appends the suffix; never pass it
     python, script = params.python, str(payload)
+    mode = instrumentation_mode(params) if params.backend == "instrumentation" else ""
     if not params.profile:
         argv = [python, script, *payload_args(params)]
     elif params.mode == "cli":
@@ -55,6 +56,7 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
         argv += ["-c", params.context] if params.context != "shadow" else []
         argv += ["-k", "triton"] if params.hook else []
         argv += ["-d", "trace"] if params.data == "trace" else []
+        argv += ["-m", mode] if mode else []
         argv += [script, *payload_args(params)]
     else:
         argv = [python, script, *payload_args(params), "--proton-name", str(session),
@@ -62,6 +64,7 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
         argv += ["--proton-backend", params.backend] if params.backend != "auto" else []
         argv += ["--proton-data", params.data] if params.data != "tree" else []
         argv += ["--proton-format", params.output_format] if params.output_format != "hatchet" else []
+        argv += ["--proton-mode", mode] if mode else []
     changes = device_env(params, info, environ)
     env = {key: value for key, value in environ.items() if key not in changes}
     env.update({key: value for key, value in changes.items() if value is not None})

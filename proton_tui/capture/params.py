@@ -14,6 +14,9 @@ CONTEXTS = ("shadow", "python")
 MODES = ("cli", "env")
 DATA = ("tree", "trace")  # Proton's data: the call tree, or a Chrome trace (a timeline)
 FORMATS = ("hatchet", "hatchet_msgpack")  # how a tree is written
+# Proton's instrumentation granularities (triton.profiler.mode); the measured Tritons compile only "warp".
+GRANULARITIES = ("warp", "cta", "warp_2", "warp_4", "warp_8", "warp_group", "warp_group_2", "warp_group_4",
+                 "warp_group_8")
 SUFFIXES = {"trace": ".chrome_trace", "hatchet": ".hatchet", "hatchet_msgpack": ".hatchet_msgpack"}
 MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
@@ -70,6 +73,30 @@ def parse_device(text: str | int) -> str | int:
     raise ParamError("--device", f"{text!r} is not auto, cpu or a GPU index")
 
 
+def parse_warps(text: str | tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """Warp indices to record (``0,2``), sorted and without repeats; empty: every warp."""
+    if isinstance(text, (tuple, list)):
+        text = ",".join(str(item) for item in text)
+    items = [item.strip() for item in str(text).split(",")]
+    if items == [""]:
+        return ()
+    if not all(item.isdigit() for item in items):
+        raise ParamError("--warps", f"{text!r} is not a list of warp indices (0,2)")
+    return tuple(sorted({int(item) for item in items}))
+
+
+def parse_buffer_size(text: str | int) -> int:
+    """The instrumentation profile buffer in bytes: 0 lets Proton size it, otherwise a power of two (Proton splits
+    it into one segment per recorded warp, and a segment's size must be a power of two)."""
+    value = _parse_count(str(text).strip().replace("_", ""))
+    if value is None:
+        raise ParamError("--buffer-size", f"{text!r} is not a number of bytes (0, 4096, 64K)")
+    if value & (value - 1):
+        raise ParamError("--buffer-size", f"{value} is not a power of two (Proton splits the buffer into one segment "
+                                          "per warp, each a power of two)")
+    return value
+
+
 def parse_timeout(text: str | float | None) -> float | None:
     """Seconds, or None / 0 for no limit."""
     if text is None or str(text).strip() in ("", "0"):
@@ -104,6 +131,10 @@ class RunParams:
     timeout: float | None = None
     inject_bug: bool = False  # test only: the payload's kernel drops the last element
     payload: Path | None = None  # None: the bundled vecadd.py
+    # the instrumentation backend's options: the warps recorded (empty: all), its buffer (0: Proton sizes it)
+    warps: tuple[int, ...] = ()
+    buffer_size: int = 0
+    granularity: str = "warp"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -112,9 +143,12 @@ class RunParams:
         set_(self, "block_size", parse_count("--block-size", self.block_size, power_of_two=True))
         set_(self, "device", parse_device(self.device))
         set_(self, "timeout", parse_timeout(self.timeout))
+        set_(self, "warps", parse_warps(self.warps))
+        set_(self, "buffer_size", parse_buffer_size(self.buffer_size))
         for flag, value, allowed in (("--backend", self.backend, BACKENDS), ("--context", self.context, CONTEXTS),
                                      ("--mode", self.mode, MODES), ("--data", self.data, DATA),
-                                     ("--format", self.output_format, FORMATS)):
+                                     ("--format", self.output_format, FORMATS),
+                                     ("--granularity", self.granularity, GRANULARITIES)):
             if value not in allowed:
                 raise ParamError(flag, f"{value!r} is not one of {', '.join(allowed)}")
         name = self.name
@@ -130,6 +164,19 @@ class RunParams:
             set_(self, "payload", Path(self.payload))
             if not self.payload.is_file():
                 raise ParamError("--payload", f"{self.payload}: no such file")
+
+
+def instrumentation_mode(params: RunParams) -> str:
+    """The instrumentation mode string for Proton (``default:sampling_strategy=selective:…``); "" for its
+    defaults."""
+    options = []
+    if params.warps:
+        options += ["sampling_strategy=selective", "sampling_options=" + ",".join(map(str, params.warps))]
+    if params.buffer_size:
+        options.append(f"buffer_size={params.buffer_size}")
+    if params.granularity != "warp":
+        options.append(f"granularity={params.granularity}")
+    return ":".join(["default", *options]) if options else ""
 
 
 def capture_suffix(params: RunParams) -> str:

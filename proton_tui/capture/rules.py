@@ -19,6 +19,11 @@ FORMAT_SINCE = {"hatchet": "3.0.0", "hatchet_msgpack": "3.7.0"}
 BACKEND_VENDOR = {"cupti": "nvidia", "roctracer": "amd", "rocprofiler": "amd"}
 VENDOR_VISIBLE_DEVICES = {"nvidia": "CUDA_VISIBLE_DEVICES", "amd": "ROCR_VISIBLE_DEVICES"}
 AMD_FORBIDDEN_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")  # Triton raises ValueError on AMD
+MODE_FLAG_SINCE = "3.8.0"  # the first Proton whose command line passes -m on to the profiler (earlier: parsed only)
+PAYLOAD_WARPS = 4  # warps per CTA of the payload's kernel: Triton's default num_warps, which its launches keep
+# Bytes each recorded warp writes per launch of the payload's scoped kernel: 4 scopes, a start and an end event
+# each, 8 bytes an event (on the H200 a 64-byte buffer for 4 warps lost 6 of every warp's 8 events; 256 lost none).
+PAYLOAD_WARP_BYTES = 64
 
 
 # How a finding's advice names each option: on the command line, and on the TUI's launch form.
@@ -30,6 +35,9 @@ OPTION_NAMES = {
     "mode env": ("--mode env", "Mode env"),
     "data tree": ("--data tree", "Data tree"),
     "format hatchet": ("--format hatchet", "Format hatchet"),
+    "granularity warp": ("--granularity warp", "Granularity warp"),
+    "warps": ("--warps", "Warps"),
+    "buffer size": ("--buffer-size", "Buffer size"),
     "no-profile": ("--no-profile", "'profile with Proton' switched off"),
     "no-hook": ("--no-hook", "'triton hook' switched off"),
     "cpu check": ("proton-tui check --cpu", "the CPU check (F2)"),
@@ -142,6 +150,7 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
                                      f"scopes: a kernel without them yields {empty} (the bundled vecadd runs its "
                                      "scoped kernel under it)"))
+    found += _instrumentation_rules(params, info)
     if params.hook and params.mode == "cli" and triton is not None and version_between(info, "3.5.0", "3.6.0"):
         found.append(Finding("refuse", f"Proton's CLI in Triton {triton} cannot enable the triton hook (-k); "
                                        "use «mode env» or «no-hook»"))
@@ -151,6 +160,37 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
     elif not info.gpu_vendor:
         found.append(Finding("refuse", f"{info.python} sees no GPU, and Proton profiles only on one: «cpu check» "
                                        "checks the payload through the Triton interpreter in seconds"))
+    return found
+
+
+def _instrumentation_rules(params: RunParams, info: InterpreterInfo) -> list[Finding]:
+    """Warp sampling, buffer size and granularity: what the workload's Proton takes, and where it loses data."""
+    if not (params.warps or params.buffer_size or params.granularity != "warp"):
+        return []
+    if params.backend != "instrumentation":
+        return [Finding("refuse", "instrumentation options («warps», «buffer size», granularity) apply to the "
+                                  "instrumentation backend only: use «backend instrumentation»")]
+    found = []
+    if params.granularity != "warp":
+        found.append(Finding("refuse", f"granularity {params.granularity}: Proton compiles only granularity warp "
+                                       "(\"granularity must be warp for now\", Triton 3.6.0 and 3.7.1 on an H200); use "
+                                       "«granularity warp»"))
+    if params.mode == "cli" and info.triton_version is not None and not info.triton_at_least(MODE_FLAG_SINCE):
+        found.append(Finding("refuse", f"Proton's command line in Triton {info.triton_version} ignores -m (it parses "
+                                       f"it and does not pass it on before {MODE_FLAG_SINCE}): warp sampling and "
+                                       "buffer size need «mode env» (the payload starts Proton with them)"))
+    if params.payload is None:
+        beyond = [warp for warp in params.warps if warp >= PAYLOAD_WARPS]
+        if beyond:
+            found.append(Finding("refuse", f"warp {beyond[0]}: the payload's kernel runs {PAYLOAD_WARPS} warps per CTA "
+                                           f"(0-{PAYLOAD_WARPS - 1}); Proton raises \"Invalid sampling warp id\""))
+        recorded = len(params.warps) or PAYLOAD_WARPS
+        needed = recorded * PAYLOAD_WARP_BYTES
+        if params.buffer_size and params.buffer_size < needed and not beyond:
+            found.append(Finding("warn", f"a {params.buffer_size}-byte buffer drops events: each recorded warp writes "
+                                         f"{PAYLOAD_WARP_BYTES} bytes per launch of the payload's scoped kernel, so "
+                                         f"{recorded} warps need at least {needed} bytes (Proton then warns that "
+                                         "events are dropped, and the tree loses scopes)"))
     return found
 
 

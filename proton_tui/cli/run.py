@@ -46,6 +46,13 @@ def run(
         "--data", help="tree (the call tree) or trace (a Chrome trace: a timeline; Triton >= 3.5).")] = "tree",
     output_format: Annotated[str, typer.Option(
         "--format", help="A tree's file: hatchet (JSON) or hatchet_msgpack (Triton >= 3.7, --mode env).")] = "hatchet",
+    warps: Annotated[str, typer.Option(
+        "--warps", help="Instrumentation: record only these warps of each CTA (0,2); default every warp.")] = "",
+    buffer_size: Annotated[str, typer.Option(
+        "--buffer-size", help="Instrumentation: the profile buffer per CTA in bytes, a power of two; 0 lets Proton "
+                              "size it.")] = "0",
+    granularity: Annotated[str, typer.Option(
+        "--granularity", help="Instrumentation: what one record covers; Proton compiles only warp.")] = "warp",
     python: PythonOption = None,
     device: Annotated[str, typer.Option("--device", help="A GPU index, auto, or cpu (Triton interpreter).")] = "auto",
     output: OutputOption = DEFAULT_OUTPUT,
@@ -69,7 +76,8 @@ def run(
                            context=context, mode=mode, hook=hook, data=data, output_format=output_format,
                            python=python or sys.executable, device=device,
                            output=output, name=name, profile=not no_profile, timeout=timeout,
-                           inject_bug=inject_bug, payload=payload)
+                           inject_bug=inject_bug, payload=payload, warps=warps, buffer_size=buffer_size,
+                           granularity=granularity)
         plan = plan_run(params)
         interpreted = params.device == "cpu" or not plan.info.gpu_vendor
         if interpreted and not params.profile and (size is None or iters is None):  # sized for the interpreter

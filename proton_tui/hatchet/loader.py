@@ -9,6 +9,7 @@ import threading
 from contextlib import ExitStack
 from pathlib import Path
 
+from .cycles import with_unattributed
 from .pieces import load_in_pieces
 from .profile import Profile
 from .reader import LoadCancelled, is_msgpack, is_object, load_whole, mapped
@@ -71,6 +72,7 @@ class PendingLoad:
                     raise LoadCancelled(self.path)
                 if profile is None:
                     profile = load_whole(self.path, self.data, self.show_internal, self._stop_here)
+                profile = with_unattributed(profile)
             gc.freeze()
             self.bytes_read = self.size
             return profile

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .cycles import CycleFacts
     from .trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
@@ -85,6 +86,9 @@ class Profile:
     has_bytes: bool = False  # some kernel declared bytes: the GB/s columns apply
     device_note: str | None = None  # why the devices are not called as the capture file calls them
     trace: Trace | None = None  # a Chrome trace's lanes and events, when the capture is one
+    derived: list[bool] = field(default_factory=list)  # nodes proton-tui added (empty: none did)
+    cycle_facts: CycleFacts | None = None  # what an instrumentation capture's run says that the file does not
+
     @property
     def node_count(self) -> int:
         return len(self.names)
@@ -281,6 +285,8 @@ class Profile:
                 hidden_internal=self.hidden_internal,
                 device_note=self.device_note,
                 trace=self.trace,
+                derived=[self.derived[i] for i in picked] if self.derived else [],
+                cycle_facts=self.cycle_facts,
                 reference_total=self.total if self.reference_total is None else self.reference_total,
             )
         )
@@ -321,6 +327,10 @@ class Profile:
         peaks = {self.peak_bytes_per_s(device) for device in kernel.devices}
         peak = peaks.pop() if len(peaks) == 1 else None
         return 100.0 * kernel.gbps * 1e9 / peak if kernel.gbps and peak else None
+
+    def is_derived(self, node: int) -> bool:
+        """Whether proton-tui added this node (a scope's unattributed part), rather than the capture."""
+        return bool(self.derived) and self.derived[node]
 
     def node_metrics(self, node: int) -> dict:
         """The node's metrics as the capture has them (a plain kernel's are rebuilt from the arrays)."""

@@ -24,6 +24,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
+from .cycles import facts_from_trace
 from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
 from .trace import NotATrace, Trace, TraceError, decode_trace, read_trace
 
@@ -136,6 +137,7 @@ def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Call
     except NodeError as error:
         raise CaptureError(f"{path}: {error}") from None
     profile.trace = trace
+    profile.cycle_facts = facts_from_trace(trace)
     return profile
 
 

@@ -18,6 +18,7 @@ NS_PER_US = 1000.0
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
 WARP_LANE = re.compile(r".* Core\d+ CTA\d+")
+CORE = re.compile(r" Core\d+ ")
 
 
 class TraceError(ValueError):
@@ -204,7 +205,9 @@ class Trace:
             metrics["count"] = metrics.get("count", 0) + 1
             for key, value in launch_metrics(event).items():  # >= 3.9: the launch hook's bytes and flops
                 metrics[key] = metrics.get(key, 0.0) + value
-        for events in warps.values():
+        recorded_by: dict[int, tuple[dict, set]] = {}  # per scope node: the warps that recorded it
+        for (pid, warp), events in warps.items():
+            cta_warp = (CORE.sub(" ", pid), warp)  # a CTA may run on another SM at each launch
             # A warp's scopes, each on a "line" of its own: a scope inside another's time is its child. Proton
             # writes cycles / 1000 as µs (its assumed 1 GHz), so the duration in ns is the cycle count again.
             open_scopes: list[Event] = []
@@ -214,7 +217,10 @@ class Trace:
                 base = event.call_stack[1:] if event.call_stack[:1] == ("ROOT",) else event.call_stack
                 metrics = node_at((*base, *(scope.name for scope in open_scopes), event.name))["metrics"]
                 metrics["cycles"] = metrics.get("cycles", 0.0) + event.duration
+                recorded_by.setdefault(id(metrics), (metrics, set()))[1].add(cta_warp)
                 open_scopes.append(event)
+        for metrics, recorded in recorded_by.values():  # as Proton's tree divides: by the warps (of every CTA)
+            metrics["normalized_cycles"] = metrics["cycles"] / len(recorded)
         return root
 
 

@@ -172,3 +172,37 @@ def test_capture_status_of_real_captures(tmp_path):
     truncated.write_bytes(capture_path("vecadd_hook").read_bytes()[:200])
     status, profile = capture_status(truncated)
     assert status.error.startswith(str(truncated)) and profile is None
+
+
+# The payload's scoped kernel under the instrumentation backend, then a kernel without scopes (recorded on the
+# H200, Triton 3.6.0 and 3.7.1: the process dies of SIGFPE; run directly, Python reports signal 8).
+SIGFPE_STREAM = PASS_STREAM[:3]
+
+
+@pytest.mark.parametrize("stream, capture", [
+    (SIGFPE_STREAM, CaptureStatus(CAPTURE, missing=True)),  # in the payload, before its verdict
+    (PASS_STREAM, CaptureStatus(CAPTURE, missing=True)),  # after PASS, as Proton's command line finalizes
+])
+def test_sigfpe_under_instrumentation_names_its_cause(stream, capture):
+    verdict = decide_verdict(classified(stream), exited(-8), capture, "instrumentation")
+    assert verdict.outcome is not Outcome.PASS and verdict.exit_code == 1
+    assert "SIGFPE" in verdict.message
+    assert "a Triton kernel without proton.language scopes" in verdict.message
+    assert "after a scoped one" in verdict.message
+    other = decide_verdict(classified(stream), exited(-8), capture, "cupti")
+    assert "proton.language" not in other.message and "signal 8" in other.message
+
+
+# Proton's warnings when the instrumentation buffer is too small (H200, Triton 3.6.0, --buffer-size 64): one per
+# CTA and warp, of every launch.
+DROPPED_STREAM = PASS_STREAM[:2] + [
+    f"Warning (cta{cta}, warp{warp}): first 6 events are dropped due to insufficient buffer size (2/8)"
+    for cta in range(3) for warp in range(4)] + PASS_STREAM[2:]
+
+
+def test_dropped_events_are_counted_and_explained():
+    classifier = classified(DROPPED_STREAM)
+    assert classifier.signals.dropped_events == 12
+    verdict = decide_verdict(classifier, exited(0), CaptureStatus(CAPTURE, empty=True), "instrumentation")
+    assert verdict.outcome is Outcome.EMPTY_CAPTURE
+    assert any("12 warps lost events" in hint and "--buffer-size" in hint for hint in verdict.hints)

@@ -289,3 +289,74 @@ def test_data_and_format_rules_argv_and_capture_path(data, fmt, mode, version, r
         assert ("--proton-data" in argv) == (data == "trace") and ("--proton-format" in argv) == (fmt != "hatchet")
         if fmt != "hatchet":
             assert argv[argv.index("--proton-format") + 1] == fmt
+
+
+SAMPLED = "default:sampling_strategy=selective:sampling_options=0,2"
+
+
+@pytest.mark.parametrize("options, mode, version, mode_string, refused", [
+    ({}, "env", "3.6.0", None, None),
+    ({"warps": "0,2"}, "env", "3.6.0", SAMPLED, None),
+    ({"warps": "2, 0,2"}, "env", "3.7.1", SAMPLED, None),
+    ({"buffer_size": "4096"}, "env", "3.6.0", "default:buffer_size=4096", None),
+    ({"warps": "3", "buffer_size": "1K"}, "env", "3.7.1",
+     "default:sampling_strategy=selective:sampling_options=3:buffer_size=1024", None),
+    ({"warps": "0,2"}, "cli", "3.8.0", SAMPLED, None),
+    ({"warps": "0,2"}, "cli", "3.7.1", None, "Proton's command line in Triton 3.7.1 ignores -m"),
+    ({"buffer_size": "4096"}, "cli", "3.6.0", None, "need --mode env"),
+    ({"warps": "4"}, "env", "3.6.0", None, "warp 4: the payload's kernel runs 4 warps per CTA (0-3)"),
+    ({"granularity": "cta"}, "env", "3.7.1", None, "granularity cta: Proton compiles only granularity warp"),
+    ({"granularity": "warp_group"}, "env", "3.6.0", None, "granularity must be warp for now"),
+])
+def test_instrumentation_options_rules_and_mode_string(options, mode, version, mode_string, refused):
+    """Warp sampling, the profile buffer's size and the granularity, as the workload's Proton takes them: a mode
+    string the payload passes to proton.start (env mode), or -m where Proton's command line passes it on (>= 3.8);
+    what the measured Tritons refuse is refused before anything runs."""
+    params = RunParams(backend="instrumentation", mode=mode, python=PY, **options)
+    found = refusals(params, interpreter(version))
+    if refused:
+        assert any(refused in message for message in found), found
+        return
+    assert found == []
+    argv = list(build_command(params, interpreter(version), PAYLOAD, RUN_DIR).argv)
+    flag = "-m" if mode == "cli" else "--proton-mode"
+    given = [index for index, word in enumerate(argv) if word == flag and argv[index + 1] != "triton.profiler.proton"]
+    if mode_string is None:
+        assert given == []
+    else:
+        assert [argv[index + 1] for index in given] == [mode_string]
+        assert given[0] < argv.index(str(PAYLOAD)) or mode == "env"
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("warps", "0,x", "--warps: '0,x' is not a list of warp indices"),
+    ("warps", "-1", "--warps: '-1' is not a list of warp indices"),
+    ("buffer_size", "1000", "--buffer-size: 1000 is not a power of two"),
+    ("buffer_size", "big", "--buffer-size: 'big' is not"),
+    ("granularity", "block", "--granularity: 'block' is not one of"),
+])
+def test_bad_instrumentation_options_name_the_flag(field, value, message):
+    from proton_tui.capture.params import ParamError
+
+    with pytest.raises(ParamError) as raised:
+        RunParams(python=PY, backend="instrumentation", **{field: value})
+    assert message in str(raised.value)
+
+
+def test_instrumentation_options_need_the_instrumentation_backend():
+    for options in ({"warps": "0"}, {"buffer_size": "256"}, {"granularity": "cta"}):
+        assert any("instrumentation options" in m and "--backend instrumentation" in m
+                   for m in refusals(RunParams(python=PY, backend="cupti", **options), interpreter()))
+
+
+def test_a_buffer_too_small_for_the_payloads_events_is_warned_of():
+    """Each recorded warp writes 8 events of 8 bytes per launch of the scoped kernel (4 scopes): with 4 warps a
+    64-byte buffer lost the first 6 events of every warp on the H200 (Triton 3.6.0 and 3.7.1), 256 bytes kept
+    them all."""
+    def warnings(**options):
+        return [f.message for f in check_rules(RunParams(python=PY, backend="instrumentation", mode="env",
+                                                         **options), interpreter(), {}) if not f.refuses]
+    assert any("drops events" in m and "at least 256 bytes" in m for m in warnings(buffer_size="64"))
+    assert warnings(buffer_size="256") == []
+    assert any("at least 128 bytes" in m for m in warnings(buffer_size="64", warps="0,1"))
+    assert warnings(buffer_size="64", warps="1") == []

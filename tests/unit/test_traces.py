@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
+from proton_tui.hatchet.cycles import UNATTRIBUTED
 from tests.helpers import FIXTURES
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
@@ -140,7 +141,7 @@ def test_an_instrumentation_trace_nests_each_warps_scopes_in_cycles():
     names = {profile.names[node]: node for node in range(profile.node_count)}
     kernel = names["kernel"]
     assert profile.parents[kernel] == names["k_scoped"]
-    assert {profile.names[child] for child in profile.children[kernel]} == {"load", "compute", "store"}
+    assert {profile.names[child] for child in profile.children[kernel]} == {"load", "compute", "store", UNATTRIBUTED}
     raw = json.loads((FIXTURES / "instr_scopes_trace.chrome_trace").read_text())["traceEvents"]
     for scope in ("kernel", "load", "compute", "store"):
         expected = sum(event["dur"] for event in raw if event["name"] == scope) * 1000

@@ -1,0 +1,120 @@
+"""The numbers derived from instrumentation captures, on real H200 captures: cycles per warp and per launch, the
+time at the device's clock, the part of a scope its child scopes leave unattributed, and the marks for what a
+capture cannot say (launches, sampled warps) or what misleads (a scope that only issues loads)."""
+
+from __future__ import annotations
+
+import pytest
+
+from proton_tui.hatchet import load_profile
+from proton_tui.hatchet.cycles import UNATTRIBUTED, CycleFacts, facts_from_record, scope_numbers
+from proton_tui.hatchet.profile import Profile
+from tests.helpers import FIXTURES
+
+
+def node(profile: Profile, *path: str) -> int:
+    """The node at this path of names below ROOT."""
+    current = 0
+    for name in path:
+        current = next(child for child in profile.children[current] if profile.names[child] == name)
+    return current
+
+
+SHARED_TREE = FIXTURES / "instr_scopes_tree.hatchet"
+
+
+def test_the_parts_child_scopes_leave_uncovered_are_a_derived_child():
+    """`kernel` has 153,505 cycles; `compute`, `load` and `store` cover 132,165 of them: 21,340 are index math,
+    masking and the waits between scopes."""
+    profile = load_profile(SHARED_TREE)
+    kernel = node(profile, "k_scoped", "kernel")
+    rest = node(profile, "k_scoped", "kernel", UNATTRIBUTED)
+    assert profile.is_derived(rest) and not profile.is_derived(kernel)
+    assert profile.inclusive[rest] == 153_505 - (86_922 + 30_121 + 15_122) == 21_340
+    assert sum(profile.inclusive[child] for child in profile.children[kernel]) == profile.inclusive[kernel]
+    assert profile.total == 153_505  # the derived child adds nothing to its scope
+    assert profile.node_metrics(rest)["normalized_cycles"] == pytest.approx(2398.515625 - 1358.15625 - 470.640625
+                                                                             - 236.28125)
+    assert not any(profile.is_kernel[child] for child in profile.children[kernel])
+    leaves = [child for child in profile.children[kernel] if child != rest]
+    assert all(not profile.children[leaf] for leaf in leaves)  # no remainder under a scope without children
+
+
+def test_a_capture_opened_alone_says_per_warp_sums_every_launch():
+    profile = load_profile(SHARED_TREE)
+    numbers = scope_numbers(profile, node(profile, "k_scoped", "kernel"))
+    assert numbers.divisor == 64  # 16 CTAs × 4 warps, as Proton divided
+    assert numbers.per_warp == pytest.approx(2398.515625)
+    assert numbers.launches is None and numbers.per_launch is None
+    assert numbers.clock_khz == 1_980_000
+    assert numbers.time_ns == pytest.approx(2398.515625 / 1.98)  # every launch of a warp, at 1980 MHz
+    assert numbers.sampling is None  # unknown: the file does not say
+
+
+def test_per_warp_per_launch_and_time_at_the_clock_from_the_run():
+    """The payload's run: 2^20 floats in blocks of 1024 (1,024 CTAs × 4 warps), a first launch and 20 more."""
+    profile = load_profile(FIXTURES / "instr_vecadd_3.6.0.hatchet")
+    profile.cycle_facts = CycleFacts(launches=21, ctas=1024, sampled_warps=None, sampling_known=True,
+                                     source="the run")
+    numbers = scope_numbers(profile, node(profile, "add_kernel<n=1048576>", "kernel"))
+    assert numbers.divisor == 4096
+    assert numbers.per_warp == pytest.approx(141_444_937 / 4096)
+    assert numbers.per_launch == pytest.approx(141_444_937 / 4096 / 21)
+    assert numbers.time_ns == pytest.approx(141_444_937 / 4096 / 21 / 1.98)  # ≈ 831 ns per warp per launch
+    assert numbers.sampling is None
+
+
+def test_sampled_warps_correct_what_proton_divided_by_all_of_them():
+    """Warps 0 and 2 recorded: Proton still divides by 4,096 (every warp), so its normalized_cycles is half the
+    true per-warp value; the run knows 2 warps of each of 1,024 CTAs were recorded."""
+    profile = load_profile(FIXTURES / "instr_vecadd_warps02_3.6.0.hatchet")
+    kernel = node(profile, "add_kernel<n=1048576>", "kernel")
+    alone = scope_numbers(profile, kernel)
+    assert alone.per_warp == pytest.approx(profile.node_metrics(kernel)["normalized_cycles"])
+    profile.cycle_facts = CycleFacts(launches=21, ctas=1024, sampled_warps=2, sampling_known=True, source="the run")
+    numbers = scope_numbers(profile, kernel)
+    cycles = profile.node_metrics(kernel)["cycles"]
+    assert numbers.per_warp == pytest.approx(cycles / (1024 * 2))
+    assert numbers.per_warp == pytest.approx(2 * profile.node_metrics(kernel)["normalized_cycles"])
+    assert numbers.sampling == (2, 4)  # recorded of each CTA's warps
+    assert numbers.per_launch == pytest.approx(cycles / 2048 / 21)
+
+
+def test_a_load_scope_carries_the_caution_and_others_do_not():
+    profile = load_profile(FIXTURES / "instr_vecadd_3.7.1.hatchet")
+    load = scope_numbers(profile, node(profile, "add_kernel<n=1048576>", "kernel", "load"))
+    add = scope_numbers(profile, node(profile, "add_kernel<n=1048576>", "kernel", "add"))
+    assert "issue" in load.caution and "first scope that uses" in load.caution
+    assert add.caution is None
+
+
+def test_the_run_record_gives_launches_ctas_and_sampling():
+    base = {"params": {"size": 1 << 20, "block_size": 1024, "iters": 20, "payload": None, "warps": [0, 2],
+                       "backend": "instrumentation", "profile": True}}
+    facts = facts_from_record(base)
+    assert facts == CycleFacts(launches=21, ctas=1024, sampled_warps=2, sampling_known=True, source="the run")
+    assert facts_from_record({"params": {**base["params"], "warps": []}}).sampled_warps is None
+    own = facts_from_record({"params": {**base["params"], "payload": "/x/own.py"}})
+    assert own.launches is None and own.ctas is None  # another script: its launches are its own
+    assert facts_from_record({"params": {**base["params"], "backend": "cupti"}}) is None
+    assert facts_from_record({}) is None
+
+
+def test_time_captures_are_left_as_they_are():
+    profile = load_profile(FIXTURES / "vecadd_hook.hatchet")
+    assert not profile.derived and scope_numbers(profile, 1) is None
+
+
+@pytest.mark.parametrize("fixture, warps", [("instr_vecadd_trace_3.7.1", 16 * 4),
+                                            ("instr_vecadd_warps02_trace_3.6.0", 16 * 2)])
+def test_an_instrumentation_trace_knows_its_launches_and_recorded_warps(fixture, warps):
+    """The payload's trace (16 CTAs, a first launch and 2 more): per warp divides by the warps the trace holds, so
+    a sampled trace needs no correction; the launches are each warp's outermost scopes."""
+    profile = load_profile(FIXTURES / f"{fixture}.chrome_trace")
+    assert profile.cycle_facts == CycleFacts(launches=3, sampling_known=True, source="the trace")
+    kernel = next(n for n in range(profile.node_count) if profile.names[n] == "kernel")
+    numbers = scope_numbers(profile, kernel)
+    assert numbers.divisor == warps
+    assert numbers.per_launch == pytest.approx(profile.own[kernel] / warps / 3)
+    assert numbers.clock_khz is None and numbers.time_ns is None  # a trace has no device info
+    assert UNATTRIBUTED in {profile.names[child] for child in profile.children[kernel]}
