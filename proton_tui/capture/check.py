@@ -19,6 +19,10 @@ Where each number comes from:
   a capture the peak is unknown and stays None: nothing is invented.
 * flagged: a passing GPU whose GB/s is below ``min_fraction`` × the median GB/s of the passing GPUs. With fewer
   than two measured GPUs nothing is flagged.
+* likely cause: NVML's readings of each GPU around its run (``gpuhealth``: clocks, throttle reasons, power and
+  its limit, temperature, ECC, PCIe link, MIG, other processes; read only when the optional ``nvidia-ml-py`` is
+  installed and NVML starts), turned into causes by ``gpuhealth.explain``; a slow GPU with readings and no cause
+  says so. What could not be read is said once, in ``readings_note``.
 * exit code: 0 when every GPU passed and none is flagged, 1 otherwise. (2, for no GPU or a bad option, is
   raised before anything runs: NoGpuError, CheckError, ParamError, ProbeError.)
 """
@@ -26,6 +30,7 @@ Where each number comes from:
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import Callable, Collection, Mapping
@@ -33,8 +38,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import JSON_SCHEMA, __version__
+from ..console import printable
 from ..formatting import counted
 from ..hatchet import Profile
+from . import gpuhealth
 from .command import Command, device_env
 from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout
 from .payload import payload_path
@@ -123,8 +130,6 @@ class CheckSlot:
 
     def pinning(self, environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
         """The ``*_VISIBLE_DEVICES`` variables the run sets (or removes, as None) for its process."""
-        import os
-
         changes = device_env(self.plan.params, self.plan.info, os.environ if environ is None else environ)
         return {key: value for key, value in changes.items() if key.endswith("VISIBLE_DEVICES")}
 
@@ -173,6 +178,9 @@ class CheckRow:
     finished_at: float | None = None
     flagged: bool = False
     flag_reason: str | None = None
+    readings: dict | None = None  # the GPU's NVML readings around its run (gpuhealth), None when not read
+    causes: list = field(default_factory=list)  # every likely cause the readings show, likeliest first
+    likely_cause: str = ""  # what the table shows: the likeliest cause, or that a slow GPU shows none
 
 
 @dataclass
@@ -190,6 +198,7 @@ class CheckReport:
     check_dir: str | None = None
     warnings: tuple[str, ...] = ()
     interpreter: dict = field(default_factory=dict)
+    readings_note: str | None = None  # why no GPU was read (no binding, NVML did not start, …), in one line
 
     @property
     def threshold_gbps(self) -> float | None:
@@ -223,6 +232,7 @@ class CheckReport:
             "threshold_gbps": self.threshold_gbps,
             "check_dir": self.check_dir,
             "warnings": list(self.warnings),
+            "readings_note": self.readings_note,
             "rows": [asdict(row) for row in self.rows],
             "passed": len(self.rows) - len(self.failed),
             "failed": len(self.failed),
@@ -309,9 +319,12 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     the task ends them too and re-raises."""
     check_dir = create_run_dir(plan.output, "check")
     started: dict[int, float] = {}
+    environ = os.environ if environ is None else environ
+    nvml, readings_note = (None, None) if plan.cpu else await _open_readings(plan.info)
 
     async def one(slot: CheckSlot) -> CheckRow:
         run_plan = replace(slot.plan, params=replace(slot.plan.params, output=check_dir))
+        watch = await _watch(nvml, slot, plan.info, environ) if nvml is not None else None
 
         def lines(batch: list[str]) -> None:
             if on_lines:
@@ -323,28 +336,69 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
                 on_start(slot, run_dir, command)
 
         try:
+            if isinstance(watch, gpuhealth.Watch):
+                await watch.begin()
             result: RunResult | BaseException = await execute_run(run_plan, lines, stop=stop, on_start=begin,
                                                                    environ=environ)
         except asyncio.CancelledError:
+            if isinstance(watch, gpuhealth.Watch):
+                watch.stop()
             raise
         except Exception as error:  # a run that could not start is that GPU's failure, not the check's
             result = error
+        finished_at = time.time()
+        readings = await watch.end() if isinstance(watch, gpuhealth.Watch) else watch
         row = build_row(slot, result, cpu=plan.cpu, size=plan.size)
-        row.started_at, row.finished_at = started.get(slot.index), time.time()
+        row.started_at, row.finished_at, row.readings = started.get(slot.index), finished_at, readings
         if on_done:
             on_done(row)
         return row
 
-    rows = list(await asyncio.gather(*(one(slot) for slot in plan.slots)))
+    try:
+        rows = list(await asyncio.gather(*(one(slot) for slot in plan.slots)))
+    finally:
+        if nvml is not None:
+            nvml.close()
     median = flag_rows(rows, plan.min_fraction)
+    explain_rows(rows, median, plan.min_fraction)
     info = plan.info
     report = CheckReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
                        str(check_dir), plan.warnings,
                        {"executable": info.executable, "python_version": info.python_version,
                         "triton_version": info.triton_version, "torch_version": info.torch_version,
-                        "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)})
+                        "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)}, readings_note)
     write_json(check_dir / CHECK_JSON, report.to_json())
     return report
+
+
+async def _open_readings(info: InterpreterInfo) -> tuple[gpuhealth.Nvml | None, str | None]:
+    """NVML for a check of NVIDIA GPUs, or why there is none (one line)."""
+    if info.gpu_vendor != "nvidia":
+        vendor = {"amd": "AMD"}.get(info.gpu_vendor or "", info.gpu_vendor or "these")
+        return None, f"reading {vendor} GPUs is not supported (only NVIDIA GPUs, through NVML)"
+    return await asyncio.to_thread(gpuhealth.Nvml.open)
+
+
+async def _watch(nvml: gpuhealth.Nvml, slot: CheckSlot, info: InterpreterInfo,
+                 environ: Mapping[str, str]) -> gpuhealth.Watch | dict:
+    """A watch on the NVML device the slot's run uses, found by the interpreter's UUID (or PCI bus id) for its
+    CUDA device, never by index; or the readings that say why it was not found."""
+    uuid = info.gpu_uuids[slot.index] if slot.index < len(info.gpu_uuids) else None
+    bus = info.gpu_pci_bus_ids[slot.index] if slot.index < len(info.gpu_pci_bus_ids) else None
+    pin = slot.pinning(environ).get("CUDA_VISIBLE_DEVICES")
+    try:
+        handle, device = await asyncio.to_thread(nvml.find, uuid or None, bus or None, pin,
+                                                 environ.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID")
+    except LookupError as error:
+        return gpuhealth.unread_readings(f"no NVML device for CUDA device {slot.index}: {error}")
+    return gpuhealth.Watch(nvml, handle, device)
+
+
+def explain_rows(rows: list[CheckRow], median: float | None, min_fraction: float) -> None:
+    """Each row's likely causes (in place), from its readings and its GB/s against the median."""
+    for row in rows:
+        explanation = gpuhealth.explain(row.readings, row.gbps if row.passed else None, median, min_fraction)
+        row.causes, row.likely_cause = explanation.texts, explanation.text
 
 
 def build_row(slot: CheckSlot, result: RunResult | BaseException, *, cpu: bool, size: int) -> CheckRow:
@@ -454,7 +508,8 @@ def _capture_cell(row: CheckRow, check_dir: str | None) -> str:
     return row.capture
 
 
-TABLE_COLUMNS = ("GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG", "CAPTURE")
+TABLE_COLUMNS = ("GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG", "LIKELY_CAUSE",
+                 "CAPTURE")
 
 
 def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
@@ -462,7 +517,8 @@ def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
     na = report.cpu  # the interpreter measures no bandwidth
     return [(row.label, row.name, row.verdict, _number(row.max_abs_err, ".3e"), _time_us(row.kernel_us),
              "n/a" if na else _number(row.gbps, ".1f"), "n/a" if na else _number(row.peak_percent, ".1f"),
-             "SLOW" if row.flagged else "", _capture_cell(row, report.check_dir)) for row in report.rows]
+             "SLOW" if row.flagged else "", "n/a" if na else printable(row.likely_cause),
+             _capture_cell(row, report.check_dir)) for row in report.rows]
 
 
 def format_report(report: CheckReport) -> str:
@@ -490,12 +546,16 @@ def report_notes(report: CheckReport) -> list[str]:
                          f"{report.min_fraction:.2f} x median = {report.threshold_gbps:.1f} GB/s")
         notes = sorted({row.peak_note for row in report.rows if row.passed and row.peak_note})
         lines += [f"% of peak unknown: {note}" for note in notes]
+        lines += _readings_notes(report)
     for row in report.rows:
         if not row.passed:
             where = f" (run folder {row.run_dir})" if row.run_dir else ""
             lines.append(f"{_what(report)} {row.label}: {row.message}{where}")
         if row.flagged:
             lines.append(f"{_what(report)} {row.label}: flagged: {row.flag_reason}")
+        if row.causes or row.likely_cause:
+            causes = "; ".join(row.causes) if row.causes else row.likely_cause
+            lines.append(f"{_what(report)} {row.label}: likely cause: {printable(causes)}")
     count = len(report.rows)
     if report.exit_code == 0:
         lines.append(f"check: PASS: {count} of {count} {_what(report, count)} passed, none flagged")
@@ -505,6 +565,18 @@ def report_notes(report: CheckReport) -> list[str]:
     if report.check_dir:
         lines.append(f"check folder: {report.check_dir}")
     return lines
+
+
+def _readings_notes(report: CheckReport) -> list[str]:
+    """What could not be read, once: for the whole check, or per problem with the GPUs it concerns."""
+    if report.readings_note:
+        return [f"GPU readings (likely cause): not read: {printable(report.readings_note)}"]
+    problems: dict[str, list[str]] = {}
+    for row in report.rows:
+        if row.readings and row.readings.get("problem"):
+            problems.setdefault(str(row.readings["problem"]), []).append(row.label)
+    return [f"GPU readings of {_what(report, len(labels))} {', '.join(labels)}: not read: {printable(problem)}"
+            for problem, labels in problems.items()]
 
 
 _SOURCE_TEXT = {"capture": "each capture (kernel bytes / kernel time)",

@@ -80,7 +80,8 @@ class StoredRun:
             return CheckReport(rows, record["mode"] == "cpu", record["python"], int(record["size"]),
                                int(record["iters"]), bool(record["profile"]), float(record["min_fraction"]),
                                record.get("median_gbps"), record.get("check_dir") or str(self.path),
-                               tuple(record.get("warnings") or ()), dict(record.get("interpreter") or {}))
+                               tuple(record.get("warnings") or ()), dict(record.get("interpreter") or {}),
+                               record.get("readings_note"))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 

@@ -39,6 +39,13 @@ try:
     if torch.cuda.is_available():
         info["gpu_vendor"] = "amd" if torch.version.hip else "nvidia"
         info["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        try:  # how NVML can find each device: its UUID, else its PCI bus id (older torch has neither)
+            props = [torch.cuda.get_device_properties(i) for i in range(len(info["gpu_names"]))]
+            info["gpu_uuids"] = [str(getattr(p, "uuid", "") or "") for p in props]
+            info["gpu_pci_bus_ids"] = [f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0"
+                                       if hasattr(p, "pci_bus_id") else "" for p in props]
+        except Exception:
+            pass
 except Exception as error:
     info["torch_error"] = f"{type(error).__name__}: {error}"
 depends_on = [sys.executable, *(getattr(sys.modules.get(name), "__file__", None) for name in ("triton", "torch"))]
@@ -69,6 +76,8 @@ class InterpreterInfo:
     torch_error: str | None = None
     gpu_vendor: str | None = None  # "nvidia", "amd", or None when no GPU is visible
     gpu_names: tuple[str, ...] = ()
+    gpu_uuids: tuple[str, ...] = ()  # per device as torch gives it ("" where unknown); NVML finds a GPU by it
+    gpu_pci_bus_ids: tuple[str, ...] = ()  # "00000000:18:00.0" ("" where unknown)
 
     @property
     def gpu_count(self) -> int:
@@ -115,7 +124,8 @@ def cache_entry(python: str) -> Path | None:
     boot = BOOT_ID.read_text().strip() if BOOT_ID.exists() else ""
     # unset and empty differ: CUDA_VISIBLE_DEVICES="" hides every GPU, unset shows them all
     pins = "\n".join(f"{var}={os.environ[var]}" if var in os.environ else f"{var} unset" for var in CACHE_KEY_ENV)
-    text = "\n".join([os.path.abspath(executable), socket.gethostname(), boot, pins])
+    script = hashlib.sha256(PROBE_SCRIPT.encode()).hexdigest()[:12]  # a changed probe asks again
+    text = "\n".join([os.path.abspath(executable), socket.gethostname(), boot, pins, script])
     return cache_dir() / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
 
 
@@ -134,7 +144,7 @@ def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> Interpr
             entry = json.loads(stored.read_text())
             if _unchanged(entry["stamps"]):
                 fields = entry["info"]
-                return InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"]), "python": python})
+                return InterpreterInfo(**{**fields, **_tuples(fields), "python": python})
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass  # an unreadable entry is probed again and rewritten
     info, stamps = _run_probe(python, timeout)
@@ -167,5 +177,8 @@ def _run_probe(python: str, timeout: float) -> tuple[InterpreterInfo, dict[str, 
         last_error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
         raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}") from None
     stamps = fields.pop("stamps", {})
-    fields["gpu_names"] = tuple(fields.get("gpu_names", ()))
-    return InterpreterInfo(python=python, **fields), stamps
+    return InterpreterInfo(python=python, **{**fields, **_tuples(fields)}), stamps
+
+
+def _tuples(fields: dict) -> dict:
+    return {key: tuple(fields.get(key) or ()) for key in ("gpu_names", "gpu_uuids", "gpu_pci_bus_ids")}

@@ -46,7 +46,8 @@ def check(
     inject_bug: Annotated[Optional[str], typer.Option("--inject-bug", hidden=True)] = None,
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
-    """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s."""
+    """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s, and a likely
+    cause for a slow GPU from NVML (pip install 'proton-tui[gpu]')."""
     from ..capture.check import CheckError, format_report, plan_check
     from ..capture.params import ParamError
     from ..capture.probe import ProbeError

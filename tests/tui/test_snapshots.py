@@ -232,6 +232,18 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
 
 @SIZES
 @THEMES
+def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
+    """A 2xH200 check read back: the slow GPU selected, its likely cause and its NVML readings in the detail pane."""
+    from proton_tui.capture.history import stored_runs
+    from proton_tui.tui.screens.check import CheckScreen
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
+                                                                              theme), terminal_size=size)
+
+
+@SIZES
+@THEMES
 def test_timeline(snap_compare, size, theme):
     app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
     assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline

@@ -133,3 +133,45 @@ async def test_a_finished_check_offers_back_not_cancel(monkeypatch):
         assert "Back" in bar and "Cancel check" not in bar
         await pilot.press("escape")
         assert not isinstance(app.screen, CheckScreen)
+
+
+def detail_text(screen: CheckScreen) -> str:
+    return str(screen.query_one("#check-detail-text").render())
+
+
+async def test_a_gpu_check_shows_each_gpus_likely_cause_and_readings():
+    """A 2-GPU check read back from its folder: the slow GPU's row is selected, its likely cause is in the table
+    and its NVML readings in the detail pane; moving to the other GPU shows its readings instead."""
+    from proton_tui.capture.history import stored_runs
+    from tests.helpers import FIXTURES
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(CheckScreen(finished=report))
+        await pilot.pause()
+        screen = app.screen
+        cells = table_cells(screen)
+        assert cells["1"]["LIKELY_CAUSE"] == "other process on the GPU: pid 4242 (python3)"
+        assert cells["0"]["LIKELY_CAUSE"] == "" and cells["1"]["FLAG"] == "SLOW"
+        pane = screen.query_one("#check-detail")
+        assert pane.display and pane.border_title == "GPU 1: what the GPU said around its run"
+        text = detail_text(screen)
+        assert text.startswith("likely cause: other process on the GPU: pid 4242 (python3)\ndevice     NVIDIA H200")
+        assert "processes  pid 4242 (python3) 3,081 MiB" in text and "busy       100% before the run" in text
+        await pilot.press("up")
+        assert screen.query_one("#check-detail").border_title.startswith("GPU 0:")
+        assert "likely cause" not in detail_text(screen) and "processes  none besides the run" in detail_text(screen)
+
+
+async def test_a_cpu_check_has_no_readings_pane():
+    from proton_tui.capture.history import stored_runs
+    from tests.helpers import FIXTURES
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "runs") if entry.kind == "check"]
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.push_screen(CheckScreen(finished=report))
+        await pilot.pause()
+        assert not app.screen.query_one("#check-detail").display
+        assert table_cells(app.screen)["cpu0"]["LIKELY_CAUSE"] == "n/a"

@@ -24,6 +24,7 @@ from proton_tui.capture.check import (
     NoGpuError,
     build_row,
     execute_check,
+    explain_rows,
     flag_rows,
     format_report,
     measure_capture,
@@ -31,13 +32,14 @@ from proton_tui.capture.check import (
 )
 from proton_tui.capture.classify import Outcome, OutputClassifier, Verdict
 from proton_tui.capture.command import Command
+from proton_tui.capture.gpuhealth import NO_CAUSE, Nvml, unread_readings
 from proton_tui.capture.params import ParamError
 from proton_tui.capture.probe import InterpreterInfo, probe_interpreter
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import RunResult
 from proton_tui.cli.check import register
 from proton_tui.hatchet import load_profile
-from tests.helpers import capture_path
+from tests.helpers import FIXTURES, capture_path
 
 PY = sys.executable
 CONSOLE_SCRIPT = Path(sys.executable).parent / "proton-tui"
@@ -227,13 +229,60 @@ def test_text_table_is_aligned_and_prints_names_verbatim():
     text = format_report(report)
     lines = text.splitlines()
     assert lines[0].split() == ["GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG",
-                                "CAPTURE"]
+                                "LIKELY_CAUSE", "CAPTURE"]
     assert "[bold red]GPU[/]" in lines[2] and "SLOW" in lines[2] and "SLOW" not in lines[1]
     assert lines[1].endswith("  vecadd-gpu0.hatchet") and lines[2].endswith("  -")  # relative to the folder
     assert lines[0].index("GB/S") + len("GB/S") == lines[1].index("4400.0") + len("4400.0")  # right-aligned
     assert "flagged below 0.90 x median = 3330.0 GB/s" in text
     assert "GPU 1: flagged: 3000.0 GB/s is 81% of the median" in text
     assert "check: FAIL: 0 of 2 GPUs failed, 1 flagged" in text
+
+
+def nvml_readings(name: str) -> dict:
+    return json.loads((FIXTURES / "nvml" / f"h200_{name}.json").read_text())
+
+
+def test_the_likely_cause_column_and_notes_come_from_each_gpus_readings():
+    rows = [row("0", 4400.0), row("1", 2200.0), row("2", 4380.0), row("3", 3000.0)]
+    rows[0].readings, rows[1].readings = nvml_readings("healthy"), nvml_readings("other_process")
+    rows[2].readings, rows[3].readings = nvml_readings("pcie_degraded"), nvml_readings("healthy")
+    median = flag_rows(rows, 0.9)
+    explain_rows(rows, median, 0.9)
+    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a")
+    lines = format_report(report).splitlines()
+    cause = lines[0].index("LIKELY_CAUSE")
+    assert [line[cause:].split("  ")[0] for line in lines[1:5]] == [
+        "", "other process on the GPU: pid 4242 (python3)", "PCIe Gen3 x8 of Gen5 x16", NO_CAUSE]
+    assert "GPU 1: likely cause: other process on the GPU: pid 4242 (python3)" in lines
+    assert f"GPU 3: likely cause: {NO_CAUSE}" in lines and not any(line.startswith("GPU 0: likely") for line in lines)
+    assert not any("GPU readings" in line for line in lines)
+    assert rows[1].causes == ["other process on the GPU: pid 4242 (python3)"]
+
+
+def test_what_could_not_be_read_is_said_once():
+    rows = [row("0", 4400.0), row("1", 3000.0)]
+    for each in rows:
+        each.readings = unread_readings("no NVML device for CUDA device: no UUID")
+    median = flag_rows(rows, 0.9)
+    explain_rows(rows, median, 0.9)
+    text = format_report(CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a"))
+    assert text.count("not read") == 1 and "GPU readings of GPUs 0, 1: not read: no NVML device" in text
+    assert NO_CAUSE not in text  # nothing was read, so nothing was looked for
+    report = CheckReport([row("0", 4400.0)], False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, 4400.0, "/runs/a",
+                         readings_note="NVML did not start: NVML Shared Library Not Found")
+    assert "GPU readings (likely cause): not read: NVML did not start: NVML Shared Library Not Found" in \
+        format_report(report)
+
+
+def test_old_and_new_check_folders_read_back_with_their_readings():
+    from proton_tui.capture.history import stored_runs
+
+    (old,) = [entry.check_report() for entry in stored_runs(FIXTURES / "runs") if entry.kind == "check"]
+    assert old.readings_note is None and all(r.readings is None and r.likely_cause == "" for r in old.rows)
+    (new,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    assert [r.likely_cause for r in new.rows] == ["", "other process on the GPU: pid 4242 (python3)"]
+    assert new.rows[1].readings["device"]["uuid"].startswith("GPU-") and new.rows[1].flagged
+    assert new.to_json()["rows"][1]["causes"] == ["other process on the GPU: pid 4242 (python3)"]
 
 
 # --- the GPU path with real processes: a stand-in payload that reports the pinning it was given ---------------
@@ -304,6 +353,14 @@ async def test_gpus_run_in_parallel_pinned_captured_and_the_slow_one_flagged(sta
     assert not first.flagged and second.flagged and report.exit_code == 1
     saved = json.loads((Path(report.check_dir) / "check.json").read_text())
     assert saved["exit_code"] == 1 and saved["flagged"] == 1 and len(saved["rows"]) == 2
+    nvml, problem = Nvml.open()  # the GPUs are stand-ins: NVML finds none of them
+    if nvml is None:
+        assert saved["readings_note"] == report.readings_note == problem
+        assert [r["readings"] for r in saved["rows"]] == [None, None]
+        assert format_report(report).count(problem) == 1
+    else:
+        nvml.close()
+        assert all(r["readings"]["problem"].startswith("no NVML device for CUDA device") for r in saved["rows"])
 
 
 async def test_amd_runs_get_rocr_and_lose_cuda_and_hip(stand_in, tmp_path):
@@ -316,6 +373,7 @@ async def test_amd_runs_get_rocr_and_lose_cuda_and_hip(stand_in, tmp_path):
         {"CUDA_VISIBLE_DEVICES": None, "ROCR_VISIBLE_DEVICES": str(i), "HIP_VISIBLE_DEVICES": None} for i in (0, 1)]
     assert [(r.gbps, r.gbps_source, r.peak_percent) for r in report.rows] == [(2000.0, "payload loop", None)] * 2
     assert report.exit_code == 0 and "% of peak unknown: no capture, so no device_info" in format_report(report)
+    assert report.readings_note == "reading AMD GPUs is not supported (only NVIDIA GPUs, through NVML)"
 
 
 # --- the command line -----------------------------------------------------------------------------------------
@@ -405,6 +463,8 @@ def test_console_script_cpu_check_json(tmp_path):
     assert [(r["label"], r["verdict"], r["gbps"], r["peak_percent"]) for r in report["rows"]] == [
         ("cpu0", "PASS", None, None), ("cpu1", "PASS", None, None)]
     assert {"index", "name", "max_abs_err", "kernel_us", "capture", "flagged", "pinning"} <= report["rows"][0].keys()
+    assert report["readings_note"] is None and [r["readings"] for r in report["rows"]] == [None, None]
+    assert [(r["likely_cause"], r["causes"]) for r in report["rows"]] == [("", []), ("", [])]
     assert "[cpu1] vecadd: PASS" in result.stderr
 
 
@@ -436,6 +496,35 @@ async def test_gpu_check_every_visible_gpu(tmp_path):
     if len(report.rows) > 1:
         assert max(r.started_at for r in report.rows) < min(r.finished_at for r in report.rows)
     assert report.exit_code == 1 and report.failed == [report.rows[-1]]
+
+
+@pytest.mark.gpu
+async def test_gpu_check_reads_each_gpu_and_names_a_concurrent_load(tmp_path):
+    """benchmarks/gpu/load_gpu.py keeps the last GPU busy through the check: NVML, found by UUID, shows it as the
+    likely cause there; every GPU's readings were taken before, during and after its run."""
+    info = needs_gpus()
+    if info.gpu_vendor != "nvidia":
+        pytest.skip("GPU readings are NVIDIA's (NVML)")
+    last = info.gpu_count - 1
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "load_gpu.py"
+    load = subprocess.Popen([PY, str(script), "--gpu", str(last), "--seconds", "120"], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert load.stdout.readline().startswith("load_gpu: busy"), "the load did not start"
+        report = await execute_check(plan_check(PY, size="2^26", iters=20, output=tmp_path))
+    finally:
+        load.kill()
+        load.wait()
+    assert report.readings_note is None
+    for checked in report.rows:
+        readings = checked.readings
+        assert readings and not readings.get("problem"), readings
+        assert readings["device"]["found_by"] == "uuid" and readings["during"]["samples"] >= 1
+        assert "sm_clock_max_mhz" in readings["before"] and "clocks_event_reasons" in readings["after"]
+    assert report.rows[last].causes[0].startswith(f"other process on the GPU: pid {load.pid} ("), report.rows[last]
+    if len(report.rows) > 1:
+        assert report.rows[last].flagged and report.rows[last].likely_cause.startswith("other process")
+        assert not any(cause.startswith("other process") for row in report.rows[:last] for cause in row.causes)
 
 
 def test_a_refused_check_carries_its_rules_for_each_front_end_to_word():

@@ -14,9 +14,10 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from ...capture.check import (
     MIN_FRACTION,
@@ -32,6 +33,7 @@ from ...capture.check import (
     report_notes,
     table_rows,
 )
+from ...capture.gpuhealth import detail_lines
 from ...capture.params import ParamError
 from ...capture.probe import ProbeError
 from ...formatting import counted
@@ -108,6 +110,9 @@ class CheckScreen(Screen):
         table = DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "One row per interpreter job" if self.cpu else "One row per GPU"
         yield table
+        detail = VerticalScroll(Static(id="check-detail-text"), id="check-detail")
+        detail.display = False  # GPU checks only, once a row has readings or the check says why it has none
+        yield detail
         yield VerdictPanel(id="check-result")
         log = BatchedLog(id="check-log")
         log.border_title = "Output, each line marked with its " + ("job" if self.cpu else "GPU")
@@ -240,6 +245,36 @@ class CheckScreen(Screen):
             return lines
         return report_notes(self.report)  # the table is already on screen
 
+    def detail_text(self, label: str | None) -> tuple[str, str] | None:
+        """The detail pane's title and text for the row ``label``: its likely causes, then its readings in words
+        (``gpuhealth.detail_lines``); None when there is nothing to show (a CPU check, a row not finished)."""
+        row = self.rows.get(label) if label is not None else None
+        if self.cpu or row is None:
+            return None
+        note = self.report.readings_note if self.report is not None else None
+        if row.readings is None and note is None:
+            return None
+        lines = [f"likely cause: {cause}" for cause in row.causes] or (
+            [f"likely cause: {row.likely_cause}"] if row.likely_cause else [])
+        lines += [f"GPU readings: not read: {note}"] if row.readings is None else detail_lines(row.readings)
+        return f"GPU {row.label}: what the GPU said around its run", "\n".join(lines)
+
+    def show_detail(self, label: str | None = None) -> None:
+        """Fill the detail pane for ``label`` (default: the row under the cursor)."""
+        if label is None:
+            table = self.query_one("#check-table", DataTable)
+            if table.row_count:
+                label = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        shown = self.detail_text(label)
+        pane = self.query_one("#check-detail", VerticalScroll)
+        pane.display = shown is not None
+        if shown is not None:
+            pane.border_title = shown[0]
+            self.query_one("#check-detail-text", Static).update(Text(shown[1]))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(event.row_key.value)
+
     # ---- message handlers ---------------------------------------------------------------------------------------
     def on_check_planned(self, message: CheckPlanned) -> None:
         self.plan = message.plan
@@ -258,6 +293,7 @@ class CheckScreen(Screen):
         if plan is not None:
             self.show_rows(CheckReport([message.row], plan.cpu, plan.info.python, plan.size, plan.iters, plan.profile,
                                      plan.min_fraction, check_dir=self.check_dir))
+        self.show_detail()
         self.flush()
 
     def on_check_finished(self, message: CheckFinished) -> None:
@@ -268,7 +304,11 @@ class CheckScreen(Screen):
             if message.report.check_dir:
                 self.check_dir = message.report.check_dir
             self.rows = {row.label: row for row in message.report.rows}
-            self.show_rows(message.report)  # flags and the median are known now
+            self.show_rows(message.report)  # flags, the median and the likely causes are known now
+            flagged = [index for index, row in enumerate(message.report.rows) if row.flagged]
+            if flagged:  # the first slow GPU, with its likely cause in the detail pane
+                self.query_one("#check-table", DataTable).move_cursor(row=flagged[0])
+            self.show_detail()
         passed = message.report is not None and message.report.exit_code == 0
         self.query_one(VerdictPanel).show("\n".join(self.result_lines()), passed)
         self.flush()
