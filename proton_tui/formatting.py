@@ -9,6 +9,7 @@ from rich.cells import cell_len, set_cell_size
 
 from .console import printable
 from .hatchet import KernelStats, Profile
+from .hatchet.cycles import ScopeNumbers, kernel_numbers, scope_numbers
 
 # The largest value of each unit step before rounding carries it into the next one ("999.996 µs" is "1000.00 µs"):
 # the widest a time cell gets below a given value.
@@ -136,9 +137,11 @@ def columns(profile: Profile, bars: bool = False) -> list[Column]:
         Column("time", "cycles" if unit == "cycles" else "time", time_width),
         Column("percent", "%", len(format_percent(max(100.0, profile.percent(largest))))),
         *([Column("bar", "share", BAR_WIDTH, left=True)] if bars else []),
-        Column("launches", "launches", len(format_count(launches))),
-        Column("avg", "avg", time_width),
     ]
+    if unit == "cycles":
+        cols += cycle_columns(profile)
+    else:
+        cols += [Column("launches", "launches", len(format_count(launches))), Column("avg", "avg", time_width)]
     if profile.has_bytes:
         # A scope's or a kernel summary's bytes over time never exceed the largest node's: this bounds every cell.
         fastest = max((size / time for size, time in zip(profile.bytes, profile.inclusive) if size and time),
@@ -152,6 +155,46 @@ def columns(profile: Profile, bars: bool = False) -> list[Column]:
     return [Column(col.key, col.title, max(col.width, len(col.title)), col.left) for col in cols]
 
 
+def per_warp_title(profile: Profile) -> str:
+    """The per-warp column: per launch where the launches are known, else every launch summed."""
+    facts = profile.cycle_facts
+    return "per warp·launch" if facts is not None and facts.launches else "per warp, all launches"
+
+
+def clock_title(profile: Profile) -> str | None:
+    """The time column's title, naming the SM clock it is at; None when the capture gives no clock."""
+    clocks = sorted({numbers.clock_khz for node in range(profile.node_count)
+                     if (numbers := scope_numbers(profile, node)) is not None and numbers.clock_khz})
+    if not clocks:
+        return None
+    return f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
+
+
+def cycle_columns(profile: Profile) -> list[Column]:
+    """The columns a cycles capture has instead of launches and avg: cycles per warp (per launch when known), and
+    that in time at the device's clock where the capture gives it."""
+    shown = [numbers for node in range(profile.node_count) if (numbers := scope_numbers(profile, node)) is not None]
+    per_warp = [value for numbers in shown if (value := _per_warp_shown(numbers)) is not None]
+    times = [numbers.time_ns for numbers in shown if numbers.time_ns is not None]
+    cols = [Column("per_warp", per_warp_title(profile), value_width(max(per_warp, default=0.0), "cycles"))]
+    if (title := clock_title(profile)) is not None:
+        cols.append(Column("warp_time", title, value_width(max(times, default=0.0), "ns")))
+    return cols
+
+
+def _per_warp_shown(numbers: ScopeNumbers) -> float | None:
+    return numbers.per_launch if numbers.per_launch is not None else numbers.per_warp
+
+
+def cycle_cells(profile: Profile, numbers: ScopeNumbers | None) -> list[str]:
+    """A row's cells for cycle_columns (empty for a node without cycles of its own)."""
+    per_warp = None if numbers is None else _per_warp_shown(numbers)
+    cells = ["" if per_warp is None else format_value(per_warp, "cycles")]
+    if clock_title(profile) is not None:
+        cells.append("" if numbers is None or numbers.time_ns is None else format_value(numbers.time_ns, "ns"))
+    return cells
+
+
 def node_cells(profile: Profile, node: int, bars: bool = False) -> list[str]:
     """The numeric cells of one tree row, matching columns(profile, bars)."""
     unit = profile.unit
@@ -160,8 +203,9 @@ def node_cells(profile: Profile, node: int, bars: bool = False) -> list[str]:
         format_value(profile.inclusive[node], unit),
         format_percent(share),
         *([share_bar(share)] if bars else []),
-        format_count(profile.launches[node]),
-        format_value(profile.avg(node), unit) if profile.launches[node] else "",
+        *(cycle_cells(profile, scope_numbers(profile, node)) if unit == "cycles" else [
+            format_count(profile.launches[node]),
+            format_value(profile.avg(node), unit) if profile.launches[node] else ""]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
@@ -178,8 +222,9 @@ def kernel_cells(profile: Profile, kernel: KernelStats, bars: bool = False) -> l
         format_value(kernel.value, unit),
         format_percent(share),
         *([share_bar(share)] if bars else []),
-        format_count(kernel.launches),
-        "" if kernel.avg is None else format_value(kernel.avg, unit),
+        *(cycle_cells(profile, kernel_numbers(profile, kernel.name)) if unit == "cycles" else [
+            format_count(kernel.launches),
+            "" if kernel.avg is None else format_value(kernel.avg, unit)]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(kernel.gbps), format_percent(profile.kernel_peak_percent(kernel))]

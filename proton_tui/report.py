@@ -26,6 +26,7 @@ from .formatting import (
     node_cells,
 )
 from .hatchet import KernelStats, Profile
+from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
 from .hatchet.profile import NO_UNIT
 from .names import Names
 
@@ -78,11 +79,12 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
     rows = [("name", raw_name)]
     if readable != raw_name:
         rows.append(("readable", readable))
-    rows += [
-        ("time" if unit == "ns" else "cycles", f"{format_value(profile.inclusive[node], unit)} "
-         f"({format_percent(profile.percent(profile.inclusive[node]))} of the capture)"),
-        ("launches", format_count(profile.launches[node])),
-    ]
+    rows.append(("time" if unit == "ns" else "cycles", f"{format_value(profile.inclusive[node], unit)} "
+                 f"({format_percent(profile.percent(profile.inclusive[node]))} of the capture)"))
+    if unit != "cycles":
+        rows.append(("launches", format_count(profile.launches[node])))
+    elif (numbers := scope_numbers(profile, node)) is not None:
+        rows += cycle_rows(profile, numbers, profile.is_derived(node))
     if profile.launches[node]:
         rows.append(("avg", format_value(profile.avg(node), unit)))
     if profile.devices[node]:
@@ -99,11 +101,13 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
     rows += [(f"TFLOP/s ({'fp' + key[5:] if key[5:] else 'flops'})", f"{value:,.3f}")
              for key, value in profile.tflops(node).items()]
     if node == 0:  # what the capture as a whole calls for: the notes the text outputs print under their header
-        for line in device_lines(profile) + bandwidth_notes(profile):
+        for line in device_lines(profile) + bandwidth_notes(profile) + cycle_notes(profile):
             label, _, text = line.partition(": ")
             rows.append((label, text))
     metrics = profile.node_metrics(node)
     raw = ", ".join(f"{key}={value}" for key, value in sorted(metrics.items()))
+    if profile.is_derived(node):
+        raw = f"{raw} (derived, not in the capture)"
     if node == 0 and raw and not any(metrics.values()):  # Proton's zeros on ROOT: the time above is computed
         rows.append(("Proton's hints", f"{raw} (placeholders Proton writes on ROOT; the totals above are the "
                                          "sums of its children)"))
@@ -162,10 +166,80 @@ def header_line(profile: Profile) -> str:
     label = "GPU time" if profile.unit == "ns" else "GPU cycles"
     devices = ", ".join(profile.device_names()) or ("none in a trace" if profile.trace is not None
                                                     else "no device listed")
-    return printable(
-        f"{name}  {label} {total}  {counted(profile.kernel_launches, 'launch', 'launches')}  "
-        f"{counted(profile.kernel_count, 'kernel')}  devices: {devices}"
-    )
+    launches = counted(profile.kernel_launches, "launch", "launches")
+    if profile.unit == "cycles":  # Proton's instrumentation tree records no launches: say where a count comes from
+        facts = profile.cycle_facts
+        launches = (f"{counted(facts.launches, 'launch', 'launches')} ({facts.source})"
+                    if facts is not None and facts.launches else "launches not recorded")
+    return printable(f"{name}  {label} {total}  {launches}  {counted(profile.kernel_count, 'kernel')}  "
+                     f"devices: {devices}")
+
+
+def cycle_notes(profile: Profile) -> list[str]:
+    """What an instrumentation capture's numbers mean, and what they cannot say: a line each."""
+    if profile.unit != "cycles":
+        return []
+    facts = profile.cycle_facts
+    shown = [(node, numbers) for node in range(profile.node_count)
+             if (numbers := scope_numbers(profile, node)) is not None]
+    notes = ["note: cycles are summed over every CTA, warp and launch; per warp divides them by the warps "
+             "recorded (Proton's normalized_cycles divides by every warp of every CTA)"]
+    if facts is not None and facts.launches:
+        notes.append(f"note: per warp·launch: per warp over the {counted(facts.launches, 'launch', 'launches')} "
+                     f"{facts.source} made")
+    else:
+        notes.append("note: the capture does not record how many launches it sums: per warp is every launch's "
+                     "total (a run's run.json beside the capture gives the count)")
+    sampled = next((numbers.sampling for _, numbers in shown if numbers.sampling), None)
+    if sampled:
+        notes.append(f"note: {sampled[0]} of {sampled[1]} warps recorded in each CTA ({facts.source}): Proton's "
+                     f"normalized_cycles divides by all {sampled[1]}, so per warp is corrected "
+                     f"(×{sampled[1] / sampled[0]:g})")
+    elif facts is None or not facts.sampling_known:
+        notes.append("note: whether warps were sampled is not recorded: if they were, per warp is too small (Proton "
+                     "divides by every warp)")
+    clocks = {numbers.clock_khz for _, numbers in shown if numbers.clock_khz}
+    if clocks:
+        mhz = ", ".join(f"{clock / 1000:,.0f} MHz" for clock in sorted(clocks))
+        notes.append(f"note: times are cycles at the SM clock in device_info ({mhz}, the maximum): at a lower clock "
+                     "the same cycles take longer")
+    else:
+        notes.append("note: the capture gives no SM clock: cycles only")
+    if any(profile.is_derived(node) for node in range(profile.node_count)):
+        notes.append(f"note: {UNATTRIBUTED} is a scope's cycles its child scopes do not cover (index math, masking, "
+                     "the waits between scopes)")
+    for name in sorted({profile.names[node] for node, numbers in shown if numbers.caution}):
+        notes.append(printable(f"caution: {name}: {LOAD_CAUTION}"))
+    return notes
+
+
+def cycle_rows(profile: Profile, numbers: ScopeNumbers, derived: bool = False) -> list[tuple[str, str]]:
+    """A scope's cycle numbers as (label, value) detail rows."""
+    rows = []
+    if derived:
+        rows.append(("derived", "the parent scope's cycles its child scopes do not cover: index math, masking, "
+                                "the waits between scopes"))
+    if numbers.per_warp is not None:
+        proton = (f"Proton's normalized_cycles ÷ {numbers.divisor:,} CTAs × warps" if numbers.divisor
+                  else "Proton's normalized_cycles")
+        if numbers.sampling:
+            recorded, warps = numbers.sampling
+            rows.append(("per warp", f"{format_value(numbers.per_warp, 'cycles')}, corrected: {recorded} of "
+                                     f"{warps} warps recorded in each CTA; {proton} "
+                                     f"({format_value(numbers.normalized, 'cycles')}) counts all {warps}"))
+        else:
+            rows.append(("per warp", f"{format_value(numbers.per_warp, 'cycles')} ({proton}), every launch summed"))
+    if numbers.per_launch is not None:
+        at = (f" = {format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz"
+              if numbers.time_ns is not None else "")
+        rows.append(("per warp·launch", f"{format_value(numbers.per_launch, 'cycles')}{at} "
+                                        f"({counted(numbers.launches, 'launch', 'launches')})"))
+    elif numbers.time_ns is not None:
+        rows.append(("warp time", f"{format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz, "
+                                  "every launch summed (launches not recorded)"))
+    if numbers.caution:
+        rows.append(("caution", numbers.caution))
+    return rows
 
 
 def tree_lines(display: Display) -> Iterator[str]:
@@ -177,6 +251,7 @@ def tree_lines(display: Display) -> Iterator[str]:
         return
     yield from device_lines(profile)
     yield from bandwidth_notes(profile)
+    yield from cycle_notes(profile)
     cols = columns(profile, display.bars)
     yield aligned_row([c.title for c in cols], cols, "name")
     for node in display.walk():
@@ -322,6 +397,34 @@ def summary_json(display: Display) -> dict:
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
         **({"trace": trace_record(profile.trace)} if profile.trace is not None else {}),
+        **({"instrumentation": instrumentation_record(display)} if profile.unit == "cycles" else {}),
+    }
+
+
+def instrumentation_record(display: Display) -> dict:
+    """An instrumentation capture's derived numbers: what its run says, and each scope's cycles per warp and per
+    launch, and time at the SM clock (null where unknown)."""
+    profile = display.profile
+    facts = profile.cycle_facts
+    scopes = []
+    sampled = None
+    for node in display.walk():
+        numbers = scope_numbers(profile, node)
+        if numbers is None:
+            continue
+        sampled = sampled or numbers.sampling
+        scopes.append({
+            "path": profile.path_of(node, display.names.exact), "name": profile.names[node],
+            "derived": profile.is_derived(node), "cycles": numbers.cycles, "normalized_cycles": numbers.normalized,
+            "divisor": numbers.divisor, "per_warp": numbers.per_warp, "per_warp_per_launch": numbers.per_launch,
+            "time_ns": numbers.time_ns, "clock_khz": numbers.clock_khz, "caution": numbers.caution,
+        })
+    return {
+        "launches": facts.launches if facts else None,
+        "source": facts.source if facts else None,
+        "sampling_known": bool(facts and facts.sampling_known),
+        "sampled_warps": list(sampled) if sampled else None,
+        "scopes": scopes,
     }
 
 

@@ -41,9 +41,11 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
 
 def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
     """The viewer of a capture about to be read: its first screen says so and then reads it."""
+    from .capture.session import with_record_beside
     from .tui.app import ProtonApp
     from .tui.messages import Opening
 
     return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
-                                     pending.finish, view_filter or ViewFilter(), pending.cancel,
+                                     lambda: with_record_beside(pending.finish()), view_filter or ViewFilter(),
+                                     pending.cancel,
                                      lambda: pending.bytes_read / pending.size, size=pending.size))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from importlib.metadata import version
 from pathlib import Path
 
@@ -126,3 +127,16 @@ def hostile_tree() -> list:
     """A capture whose names hold control characters, under a scope whose name does too."""
     kernels = [kernel(name, 1000 * (index + 1), count=index + 1) for index, name in enumerate(HOSTILE_NAMES)]
     return [scope("ROOT", scope("scope\x1b[1mbold", *kernels)), {}]
+
+
+def run_folder(tmp_path, fixture: str, **params) -> Path:
+    """A run folder as `proton-tui run` leaves it: the capture and its run.json (the fields the views read)."""
+    folder = tmp_path / "20261201-030000-vecadd"
+    folder.mkdir()
+    capture = folder / "vecadd.hatchet"
+    capture.write_bytes((FIXTURES / f"{fixture}.hatchet").read_bytes())
+    record = {"capture": str(capture), "device_requested": "auto", "device_pinning": {},
+              "params": {"size": 1 << 20, "iters": 20, "block_size": 1024, "backend": "instrumentation",
+                         "profile": True, "payload": None, "warps": [], **params}}
+    (folder / "run.json").write_text(json.dumps(record))
+    return capture

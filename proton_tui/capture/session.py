@@ -9,8 +9,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+import orjson
+
 from .. import JSON_SCHEMA, __version__
 from ..hatchet import CaptureError, Profile, load_profile
+from ..hatchet.cycles import facts_from_record
 from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
 from .params import RunParams
@@ -149,7 +152,8 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
     profile, capture = None, None
     if command.capture_path is not None:
         capture, profile = capture_status(command.capture_path, {"device_requested": plan.params.device,
-                                                                  "device_pinning": pinning(command)})
+                                                                  "device_pinning": pinning(command),
+                                                                  "params": asdict(plan.params)})
     verdict = decide_verdict(classifier, process, capture, plan.params.backend)
     record = run_record(plan, run_dir, command, classifier, process, verdict, profile, started_at)
     write_json(run_dir / RUN_JSON, record)
@@ -170,9 +174,41 @@ def capture_status(path: Path, record: dict | None = None) -> tuple[CaptureStatu
         profile = load_profile(path, settled=True)  # the run's processes have ended
     except CaptureError as error:
         return CaptureStatus(path, error=str(error)), None
-    if record is not None and (pinned := pinned_devices(record)) is not None:
-        profile.renumber_devices(*pinned)
+    if record is not None:
+        apply_run_record(profile, record)
     return CaptureStatus(path, empty=profile.is_empty), profile
+
+
+def apply_run_record(profile: Profile, record: dict, source: str = "the run") -> Profile:
+    """What the capture's run knows and its file does not: the GPU it pinned (`pinned_devices`) and, for an
+    instrumentation capture, its launches, CTAs and sampled warps (a trace's own count of launches is kept)."""
+    if (pinned := pinned_devices(record)) is not None:
+        profile.renumber_devices(*pinned)
+    if profile.unit == "cycles" and profile.trace is None and (facts := facts_from_record(record, source)):
+        profile.cycle_facts = facts
+    return profile
+
+
+def record_beside(path: Path) -> dict | None:
+    """The run.json in the capture's folder when it is the record of the run that wrote this capture."""
+    record_path = Path(path).parent / RUN_JSON
+    try:
+        record = orjson.loads(record_path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("capture"), str):
+        return None
+    try:
+        same = Path(record["capture"]).resolve() == Path(path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return record if same else None
+
+
+def with_record_beside(profile: Profile) -> Profile:
+    """A capture opened on its own, completed by the run.json beside it when that run wrote it."""
+    record = record_beside(profile.path)
+    return profile if record is None else apply_run_record(profile, record, f"{RUN_JSON} beside the capture")
 
 
 def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier,

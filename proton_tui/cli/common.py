@@ -51,10 +51,11 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
 
 def load(path: Path, show_internal: bool = False) -> Profile:
     """A capture, or a one-line error naming the file."""
+    from ..capture.session import with_record_beside
     from ..hatchet import CaptureError, load_profile
 
     try:
-        return load_profile(path, show_internal=show_internal)
+        return with_record_beside(load_profile(path, show_internal=show_internal))
     except CaptureError as error:
         fail(str(error))
 

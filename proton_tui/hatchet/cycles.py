@@ -149,6 +149,19 @@ def numbers_of(profile: Profile, cycles: float, normalized: float | None, device
                         caution)
 
 
+def kernel_numbers(profile: Profile, name: str) -> ScopeNumbers | None:
+    """ScopeNumbers of a kernel-summary row: the outermost scopes of that name, summed (their normalized_cycles
+    too, where every one has it)."""
+    nodes = [node for node in range(profile.node_count) if profile.is_kernel[node] and profile.names[node] == name]
+    if profile.unit != "cycles" or not nodes:
+        return None
+    normalized = [_normalized(profile, node) for node in nodes]
+    devices = {profile.devices[node] for node in nodes}
+    return numbers_of(profile, sum(profile.own[node] for node in nodes),
+                      None if None in normalized else sum(normalized), devices.pop() if len(devices) == 1 else "",
+                      name)
+
+
 def clock_khz(profile: Profile, device: str) -> float | None:
     """The device's SM clock in kHz from the capture's device_info (`clock_rate`, the maximum it reports)."""
     device_type, _, device_id = device.partition(":")
@@ -158,7 +171,7 @@ def clock_khz(profile: Profile, device: str) -> float | None:
     return float(value) if is_number(value) and value > 0 else None
 
 
-def facts_from_record(record: dict) -> CycleFacts | None:
+def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | None:
     """What a run record (run.json) says about its instrumentation capture: the bundled payload launches its
     kernel once, then `iters` times, over size / block_size CTAs; the warps it recorded are the run's choice.
     None for a run not under the instrumentation backend."""
@@ -168,12 +181,12 @@ def facts_from_record(record: dict) -> CycleFacts | None:
     warps = params.get("warps") or []
     sampled = len(warps) if isinstance(warps, (list, tuple)) and warps else None
     if params.get("payload") is not None:  # another script launches what it launches
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source="the run")
+        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source)
     size, block, iters = params.get("size"), params.get("block_size"), params.get("iters")
     if not all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source="the run")
+        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source)
     return CycleFacts(launches=iters + 1, ctas=-(-size // block), sampled_warps=sampled, sampling_known=True,
-                      source="the run")
+                      source=source)
 
 
 def facts_from_trace(trace: Trace) -> CycleFacts | None:

@@ -11,7 +11,7 @@ from textual.widgets import Input
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import FIXTURES, capture_path
+from tests.helpers import FIXTURES, capture_path, run_folder
 
 SIZE = (130, 36)
 
@@ -247,3 +247,14 @@ def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
 def test_timeline(snap_compare, size, theme):
     app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
     assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline
+
+
+@SIZES
+@THEMES
+def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_path):
+    """Per warp·launch and the time at the SM clock, the unattributed part, and the kernel scope's details."""
+    from proton_tui.capture.session import with_record_beside
+
+    capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
+    app = ProtonApp(with_record_beside(load_profile(capture)))
+    assert snap_compare(app, run_before=themed(theme, "e", "down", "down"), terminal_size=size)

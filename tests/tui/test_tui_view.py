@@ -15,7 +15,7 @@ from proton_tui.tui.screens.help import HelpScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
-from tests.helpers import capture_path, kernel, scope, wait_for
+from tests.helpers import capture_path, kernel, run_folder, scope, wait_for
 
 SIZE = (120, 36)
 
@@ -499,3 +499,25 @@ def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is
     assert sorted(i for bar in layout.rows[0] for i in bar.events) == [0, 1, 2, 3]
     with pytest.raises(TraceError, match="event 1: 'ts'/'dur' are not times"):
         read_trace({"traceEvents": [events[0], {**events[1], "ts": "x"}]})
+
+
+async def test_an_instrumentation_tree_shows_per_warp_numbers_and_their_notes(tmp_path):
+    """A sampled run's capture, opened from its folder: per warp·launch and the time at the device's clock as
+    columns; the kernel scope's details say what was corrected; ROOT's say what the numbers are."""
+    from proton_tui.capture.session import with_record_beside
+
+    capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
+    app = ProtonApp(with_record_beside(load_profile(capture)))
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        titles = [column.title for column in table.model.columns]
+        assert "per warp·launch" in titles and "at 1,980 MHz" in titles and "launches" not in titles
+        root = str(app.screen.query_one("#detail").render())
+        assert "2 of 4 warps recorded" in root and "21 launches" in root
+        await pilot.press("e", "down", "down")
+        assert table.profile.names[table.current_node] == "kernel"
+        detail = " ".join(str(app.screen.query_one("#detail").render()).split())
+        assert "corrected: 2 of 4 warps recorded in each CTA" in detail and "per warp·launch" in detail
+        await pilot.press("down", "down")
+        names = [table.profile.names[node] for node in table.model.rows]
+        assert "(unattributed)" in names

@@ -4,12 +4,16 @@ capture cannot say (launches, sampled warps) or what misleads (a scope that only
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.cycles import UNATTRIBUTED, CycleFacts, facts_from_record, scope_numbers
 from proton_tui.hatchet.profile import Profile
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, run_folder
 
 
 def node(profile: Profile, *path: str) -> int:
@@ -118,3 +122,46 @@ def test_an_instrumentation_trace_knows_its_launches_and_recorded_warps(fixture,
     assert numbers.per_launch == pytest.approx(profile.own[kernel] / warps / 3)
     assert numbers.clock_khz is None and numbers.time_ns is None  # a trace has no device info
     assert UNATTRIBUTED in {profile.names[child] for child in profile.children[kernel]}
+
+
+def view(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "proton_tui", "view", *args], capture_output=True, text=True,
+                            timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_text_output_of_a_capture_opened_alone_says_what_it_cannot_know():
+    text = view(str(FIXTURES / "instr_vecadd_3.6.0.hatchet"), "--plain")
+    header, notes = text.splitlines()[0], text.split("\n  ")[0]
+    assert "launches not recorded" in header and "0 launches" not in header
+    assert "per warp, all launches" in text and "at 1,980 MHz" in text
+    assert "the capture does not record how many launches" in notes
+    assert "whether warps were sampled is not recorded" in notes
+    assert "(unattributed)" in text and "caution: load:" in text
+
+
+def test_text_output_beside_its_run_gives_per_launch_numbers(tmp_path):
+    capture = run_folder(tmp_path, "instr_vecadd_3.6.0")
+    text = view(str(capture), "--plain")
+    assert "21 launches (run.json beside the capture)" in text.splitlines()[0]
+    row = next(line for line in text.splitlines() if line.endswith("└─ kernel"))
+    assert "1,644 cyc" in row and "831 ns" in row  # 141,444,937 / 4,096 / 21 at 1.98 GHz
+    assert "whether warps were sampled" not in text
+
+
+def test_a_sampled_run_is_marked_and_corrected(tmp_path):
+    capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
+    text = view(str(capture), "--plain")
+    assert "2 of 4 warps recorded in each CTA" in text and "corrected" in text
+    row = next(line for line in text.splitlines() if line.endswith("└─ kernel"))
+    assert f"{66_126_205 / 2048 / 21:,.0f} cyc" in row
+    document = json.loads(view(str(capture), "--json"))
+    scope = next(item for item in document["instrumentation"]["scopes"] if item["name"] == "kernel")
+    assert scope["per_warp"] == pytest.approx(66_126_205 / 2048)
+    assert scope["per_warp_per_launch"] == pytest.approx(66_126_205 / 2048 / 21)
+    assert scope["normalized_cycles"] == pytest.approx(66_126_205 / 4096, rel=1e-6)
+    assert document["instrumentation"]["launches"] == 21
+    assert document["instrumentation"]["sampled_warps"] == [2, 4]
+    rest = next(item for item in document["instrumentation"]["scopes"] if item["name"] == "(unattributed)")
+    assert rest["derived"] is True

@@ -19,7 +19,7 @@ from ...hatchet import KernelStats, Profile
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
-COLUMN_PRIORITY = ("time", "percent", "launches", "gbps", "avg", "bar", "peak", "device")
+COLUMN_PRIORITY = ("time", "percent", "per_warp", "launches", "gbps", "avg", "warp_time", "bar", "peak", "device")
 AUTO_EXPAND_ROWS = 200  # at start, open the top level when it shows no more rows than this
 OPEN, CLOSED, LEAF = "▾ ", "▸ ", "  "
 
