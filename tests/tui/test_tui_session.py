@@ -357,3 +357,47 @@ async def test_the_form_offers_data_and_format_where_the_interpreters_triton_wri
         await pilot.pause()
         params = screen.form_params()
         assert params.data == "trace" and not screen.query_one("#run", Button).disabled
+
+
+async def test_the_instrumentation_options_on_the_form(monkeypatch, tmp_path):
+    """With the H200's interpreter (Triton 3.6.0): the Instrumentation panel is live only under backend
+    instrumentation; warps and buffer size reach the run; a too-small buffer is warned of, a granularity Proton does
+    not compile is disabled with why, and options in Mode cli stop Run with the remedy in the form's words."""
+    import json
+
+    from proton_tui.capture import probe
+    from tests.helpers import FIXTURES
+
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    python = "/opt/torch/.venv/bin/python3"
+    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=python)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await detected_launch(pilot)
+        panel = screen.query_one("#instrumentation-panel")
+        assert panel.disabled and screen.form_params().warps == ()
+        backends = {button.name: button for button in screen.query("#backend RadioButton")}
+        backends["instrumentation"].value = True
+        await pilot.pause()
+        assert not panel.disabled
+        granularity = {button.name: button for button in screen.query("#granularity RadioButton")}
+        assert not granularity["warp"].disabled and granularity["cta"].disabled
+        assert "Proton compiles only granularity warp" in granularity["cta"].tooltip.plain
+        screen.query_one("#warps", Input).value = "0,2"
+        screen.query_one("#buffer_size", Input).value = "64"
+        await pilot.pause()
+        findings = str(screen.query_one("#findings").render())
+        assert "drops events" in findings and "at least 128 bytes" in findings
+        modes = {button.name: button for button in screen.query("#mode RadioButton")}
+        assert screen.query_one("#run", Button).disabled  # Mode cli: Proton 3.6's command line ignores -m
+        assert "Mode env" in str(screen.query_one("#run-reason").render())
+        modes["env"].value = True
+        await pilot.pause()
+        params = screen.form_params()
+        assert params.warps == (0, 2) and params.buffer_size == 64
+        assert not screen.query_one("#run", Button).disabled
+        screen.query_one("#buffer_size", Input).value = "1000"
+        await pilot.pause()
+        assert "not a power of two" in str(screen.query_one("#buffer_size-error").render())
+        assert screen.query_one("#run", Button).disabled

@@ -17,7 +17,19 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
 from ...capture.check import CPU_ITERS, CPU_SIZE, interpreter_seconds
-from ...capture.params import BACKENDS, CONTEXTS, DATA, FORMATS, MODES, ParamError, RunParams, parse_count, parse_size
+from ...capture.params import (
+    BACKENDS,
+    CONTEXTS,
+    DATA,
+    FORMATS,
+    MODES,
+    ParamError,
+    RunParams,
+    parse_buffer_size,
+    parse_count,
+    parse_size,
+    parse_warps,
+)
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
 from ...console import printable
@@ -47,9 +59,18 @@ FIELDS = {  # id: (label, default, parser, tooltip)
                    "Elements per program: a power of two (tl.arange requires one)"),
 }
 
+INSTRUMENTATION_FIELDS = {  # id: (label, default, parser, tooltip)
+    "warps": ("Warps", "", parse_warps, "Record only these warps of each CTA (0,2); empty: every warp"),
+    "buffer_size": ("Buffer", "0", parse_buffer_size,
+                    "The profile buffer per CTA in bytes, a power of two; 0 lets Proton size it"),
+}
+# Granularities offered (one of each family): Proton compiles only "warp"; the others are shown disabled with why.
+GRANULARITY_CHOICES = ("warp", "cta", "warp_group")
+
 SLOW_CHECK_S = 10.0  # a CPU check expected to take longer than this is announced with its estimate
 FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
-               "--device": "Device", "--timeout": "Timeout", "--data": "Data", "--format": "Format"}
+               "--device": "Device", "--timeout": "Timeout", "--data": "Data", "--format": "Format",
+               "--warps": "Warps", "--buffer-size": "Buffer", "--granularity": "Granularity"}
 
 
 class Detected(Message):
@@ -87,6 +108,11 @@ class FormScreen(Screen):
         ("Mode", "cli: python -m triton.profiler.proton runs the payload; env: the payload starts Proton itself"),
         ("Data", "tree: the call tree (table, flame view); trace: a Chrome trace, each launch on a timeline"),
         ("Format", "how a tree is written: hatchet (JSON), or hatchet_msgpack (Triton >= 3.7, in Mode env)"),
+        ("Warps", "instrumentation: record only these warps of each CTA (0,2), fewer records and less overhead; "
+                  "empty records every warp"),
+        ("Buffer", "instrumentation: the profile buffer per CTA in bytes (a power of two); too small loses events; "
+                   "0 lets Proton size it"),
+        ("Granularity", "instrumentation: what one record covers; Proton compiles only warp"),
         ("F2 CPU check", "the payload through the Triton interpreter, unprofiled, small: does the kernel pass"),
         ("F3 Sample capture", "an H200 capture shipped with proton-tui, to try the viewer"),
         ("F4 Runs", "every run and box check of the output folder, newest first; Enter reopens one"),
@@ -129,6 +155,20 @@ class FormScreen(Screen):
                         interpreter.border_title = "Interpreter"
                         interpreter.border_subtitle = "Enter re-detects"
                         yield Input(self.python, id="python")
+                    with Vertical(id="instrumentation-panel", classes="panel") as instrumentation:
+                        instrumentation.border_title = "Instrumentation"
+                        for field, (title, default, parse, hint) in INSTRUMENTATION_FIELDS.items():
+                            with Horizontal(classes="field-row"):
+                                yield Label(title, classes="field-label")
+                                field_input = Input(default, id=field, placeholder="all" if field == "warps" else "",
+                                                    validators=[ParamValidator(parse)])
+                                field_input.tooltip = hint
+                                yield field_input
+                            yield Label("", id=f"{field}-error", classes="error")
+                        yield Label("Granularity", classes="choice-label")
+                        with RadioSet(id="granularity"):
+                            for choice in GRANULARITY_CHOICES:
+                                yield RadioButton(choice, value=choice == "warp", name=choice)
                 with Vertical(id="proton-panel", classes="column panel") as proton:
                     proton.border_title = "Proton"
                     with Horizontal(classes="switch-row"):
@@ -219,6 +259,10 @@ class FormScreen(Screen):
             "device": str(self.query_one("#device", Select).value),
             "profile": self.query_one("#profile", Switch).value,
         }
+        if values["profile"] and values["backend"] == "instrumentation":  # the panel's values count only then
+            values.update(warps=self.query_one("#warps", Input).value,
+                          buffer_size=self.query_one("#buffer_size", Input).value,
+                          granularity=self._choice("granularity"))
         if self.output is not None:
             values["output"] = self.output
         return RunParams(**{**values, **overrides})
@@ -235,7 +279,12 @@ class FormScreen(Screen):
             self.query_one("#findings", Static).update(Text(f"✗ {label}: {error.reason}", style="bold red"))
             self.show_run_state(f"{label}: {error.reason}")
             return
+        instrumented = params.profile and params.backend == "instrumentation"
+        panel = self.query_one("#instrumentation-panel")
+        panel.disabled = not instrumented
+        panel.border_subtitle = "" if instrumented else "with backend instrumentation"
         choices = (("backend", "backend"), ("data", "data"), ("format", "output_format"))
+        choices += (("granularity", "granularity"),) if instrumented else ()
         # a choice that would bring a refusal of its own: disabled, with that reason as its tooltip
         shared = {finding.text for finding in self.findings_for(params) if finding.refuses}
         for radio, field in choices:
@@ -272,7 +321,7 @@ class FormScreen(Screen):
 
     @on(Input.Changed)
     def field_changed(self, event: Input.Changed) -> None:
-        if event.input.id in FIELDS:
+        if event.input.id in FIELDS or event.input.id in INSTRUMENTATION_FIELDS:
             result = event.validation_result
             message = "" if result is None or result.is_valid else "; ".join(result.failure_descriptions)
             error_label = self.query_one(f"#{event.input.id}-error", Label)
