@@ -397,7 +397,7 @@ def summary_json(display: Display) -> dict:
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
         **({"trace": trace_record(profile.trace)} if profile.trace is not None else {}),
-        **({"instrumentation": instrumentation_record(display)} if profile.unit == "cycles" else {}),
+        "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
     }
 
 

@@ -172,4 +172,38 @@ def test_an_instrumentation_run_records_the_payloads_scopes(tmp_path, data):
     profile = load_profile(capture)
     names = {profile.names[node]: node for node in range(profile.node_count)}
     assert profile.unit == "cycles" and {"kernel", "load", "add", "store"} <= set(names)
-    assert {profile.names[child] for child in profile.children[names["kernel"]]} == {"load", "add", "store"}
+    assert {profile.names[child] for child in profile.children[names["kernel"]]} == {
+        "load", "add", "store", "(unattributed)"}
+    document = orjson.loads(CliRunner().invoke(app, ["view", str(capture), "--json"]).stdout)
+    kernel = next(scope for scope in document["instrumentation"]["scopes"] if scope["name"] == "kernel")
+    assert document["instrumentation"]["launches"] == 4 and kernel["per_warp_per_launch"] > 0
+    assert (kernel["time_ns"] is not None) == (data == "tree")  # a trace has no device info, so no clock
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+def test_sampled_warps_and_a_buffer_size_reach_proton(tmp_path):
+    """--warps 0,2 in env mode: Proton records half the warps (the run's own correction then applies), and a
+    64-byte buffer loses events, which the verdict counts."""
+    result = invoke("--backend", "instrumentation", "--mode", "env", "--warps", "0,2", "--iters", "3",
+                    output=tmp_path / "sampled")
+    assert result.exit_code == 0 and "verdict: PASS" in result.stdout, result.output
+    run_dir = only_run(tmp_path / "sampled")
+    assert "--proton-mode default:sampling_strategy=selective:sampling_options=0,2" in result.stdout
+    document = orjson.loads(CliRunner().invoke(app, ["view", str(run_dir / "vecadd.hatchet"), "--json"]).stdout)
+    assert document["instrumentation"]["sampled_warps"] == [2, 4]
+    kernel = next(scope for scope in document["instrumentation"]["scopes"] if scope["name"] == "kernel")
+    assert kernel["per_warp"] == pytest.approx(2 * kernel["normalized_cycles"])
+    small = invoke("--backend", "instrumentation", "--mode", "env", "--buffer-size", "64", "--iters", "3",
+                   output=tmp_path / "small")
+    assert "drops events" in small.stderr and "warps lost events" in small.stdout, small.output
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu, reason="needs a CUDA or ROCm GPU with Proton; this machine has none")
+def test_a_plain_kernel_after_a_scoped_one_is_named_as_the_cause_of_proton_s_sigfpe(tmp_path):
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "sigfpe.py"
+    result = invoke("--backend", "instrumentation", "--payload", str(script), output=tmp_path)
+    assert result.exit_code == 1, result.output
+    verdict = next(line for line in result.stdout.splitlines() if line.startswith("verdict: "))
+    assert "SIGFPE" in verdict and "without proton.language scopes" in verdict, result.output

@@ -155,3 +155,39 @@ def test_a_trace_run_opens_on_its_timeline(tmp_path, monkeypatch):
         assert exit_status(term, rc_file, 30, "q") == "0"
     finally:
         term.kill()
+
+
+BACKEND_FIELD_TABS = 8  # Tab presses from the form's start to the Backend choices (checked on CPU by a pilot test)
+
+
+def test_an_instrumentation_run_from_the_form_shows_cycles_per_warp(tmp_path, monkeypatch):
+    """The form in a real terminal: Backend instrumentation (the Instrumentation panel comes alive), Run: PASS, and
+    the table of the scoped kernel in cycles per warp·launch at the GPU's clock, with its unattributed part."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    term = Terminal(f"proton-gpu-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "--output", str(tmp_path / "runs"), size=SIZE)
+        term.wait_for(lambda s: re.search(r"\d+ \w+ GPUs?:", s), 120, "the interpreter's GPU detection")
+        term.keys(*["Tab"] * BACKEND_FIELD_TABS)
+        for _ in range(6):  # down the backends to instrumentation: its panel's "with backend …" note goes
+            term.keys("Down", "Enter")
+            time.sleep(0.3)
+            if "with backend instrumentation" not in term.screen():
+                break
+        assert "with backend instrumentation" not in term.screen(), term.screen()
+        started = time.monotonic()
+        term.keys("C-r")
+        screen = term.wait_for(lambda s: "per warp·launch" in s and "(unattributed)" in s and s, 300,
+                               "the instrumentation table")
+        seconds = time.monotonic() - started
+        assert "PASS" in screen and re.search(r"at [\d,]+ MHz", screen), screen
+        assert "21 launches (the run)" in screen or "launches" in screen, screen
+        if evidence := os.environ.get("PROTON_TUI_EVIDENCE"):
+            save_screenshot(term, home, Path(evidence) / "instrumentation-table.svg")
+            (Path(evidence) / "instrumentation.json").write_text(json.dumps({"run_to_table_s": seconds}))
+        term.keys("C-q")
+        assert exit_status(term, rc_file, 30, "ctrl+q") == "0"
+    finally:
+        term.kill()

@@ -401,3 +401,23 @@ async def test_the_instrumentation_options_on_the_form(monkeypatch, tmp_path):
         await pilot.pause()
         assert "not a power of two" in str(screen.query_one("#buffer_size-error").render())
         assert screen.query_one("#run", Button).disabled
+
+
+async def test_the_backend_choices_are_eight_tabs_from_the_forms_start(monkeypatch, tmp_path):
+    """The GPU flow in a real terminal reaches Backend with this many Tabs."""
+    import json
+
+    from proton_tui.capture import probe
+    from tests.e2e.test_gpu_flow import BACKEND_FIELD_TABS
+    from tests.helpers import FIXTURES
+
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    python = "/opt/torch/.venv/bin/python3"
+    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=python)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await detected_launch(pilot)
+        for _ in range(BACKEND_FIELD_TABS):
+            await pilot.press("tab")
+        assert app.focused.id == "backend"
