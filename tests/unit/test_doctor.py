@@ -219,3 +219,54 @@ def test_an_empty_capture_fails_with_the_classifier_hint():
     assert verdict.outcome is Outcome.EMPTY_CAPTURE
     judged = judge_cell(cell("cupti"), verdict, profile.unit)
     assert not judged.ok and judged.proved == "empty capture" and judged.remedy
+
+
+# --- the probe cache's state, read before probing ---------------------------------------------------------------
+def test_cache_state_from_the_entry_on_disk(tmp_path, monkeypatch):
+    import sys
+
+    from proton_tui.capture.probe import cache_entry, cache_state, probe_interpreter
+
+    probe_interpreter(sys.executable)
+    assert cache_state(sys.executable) == "fresh"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_state(sys.executable) == "absent" and cache_state("/no/such/python") == "absent"
+    entry = cache_entry(sys.executable)
+    entry.parent.mkdir(parents=True)
+    entry.write_text(json.dumps({"info": {}, "stamps": {sys.executable: 1}}))  # written before an upgrade
+    assert cache_state(sys.executable) == "stale"
+    entry.write_text("{")
+    assert cache_state(sys.executable) == "unreadable"
+
+
+# --- the report read back, as text --------------------------------------------------------------------------------
+def stored_report(name: str):
+    from proton_tui.capture.doctor import DoctorReport
+
+    return DoctorReport.from_json(json.loads((FIXTURES / "doctor" / f"{name}.json").read_text()))
+
+
+def test_the_text_report_of_a_failed_matrix():
+    from proton_tui.capture.doctor import format_report
+
+    report = stored_report("no_driver")
+    assert report.exit_code == 1 and report.to_json()["failed"] == 10 and report.to_json()["refused"] == 2
+    text = format_report(report)
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("BACKEND"))
+    assert lines[header].split() == ["BACKEND", "CONTEXT", "FORMAT", "MODE", "EXPECTED", "PROVED"]
+    assert lines[header + 1].split()[:5] == ["cupti", "shadow", "hatchet", "cli", "time"]
+    assert len([line for line in lines if line.startswith("cupti ")]) == 10  # the refused cells are not in the table
+    assert "refused by the rules for Triton 3.7.1 (not run):" in text
+    assert "  2 cells: Proton's command line writes a tree as .hatchet only" in text
+    assert "  cupti/shadow/hatchet/cli: no capture written: Proton failed before the payload started" in text
+    assert "    → Triton found no GPU driver" in text and text.rstrip().splitlines()[-2] == \
+        "doctor: FAIL: 10 of 10 cells failed"
+
+
+def test_the_no_gpu_report_exits_3():
+    from proton_tui.capture.doctor import NO_GPU_EXIT, format_report
+
+    report = stored_report("no_gpu")
+    assert report.exit_code == NO_GPU_EXIT == 3
+    assert "\nno GPU: profiling not checked\n" in format_report(report)
