@@ -129,6 +129,20 @@ def cache_entry(python: str) -> Path | None:
     return cache_dir() / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
 
 
+def cache_state(python: str) -> str:
+    """What the disk cache holds for this interpreter now, before any probe: "fresh" (a probe would be answered
+    from it), "stale" (something it depends on changed: a probe runs again), "absent" (never probed here), or
+    "unreadable" (an entry that cannot be read: probed again and rewritten)."""
+    stored = cache_entry(python)
+    if stored is None or not stored.is_file():
+        return "absent"
+    try:
+        stamps = json.loads(stored.read_text())["stamps"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return "unreadable"
+    return "fresh" if _unchanged(stamps) else "stale"
+
+
 def _unchanged(stamps: dict[str, int]) -> bool:
     """Whether every file and folder the probe depended on still has the modification time it had then."""
     try:

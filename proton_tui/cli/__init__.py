@@ -10,7 +10,7 @@ import typer
 from typer._click.exceptions import ClickException
 
 from ..console import error_line
-from . import check, diff, run, view
+from . import check, diff, doctor, run, view
 from .common import OutputOption, PythonOption
 
 app = typer.Typer(
@@ -40,7 +40,7 @@ def start(
         ProtonApp(python=python, output=output).run_to_the_end()
 
 
-for command in (view, run, check, diff):
+for command in (view, run, check, diff, doctor):
     command.register(app)
 
 

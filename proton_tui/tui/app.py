@@ -124,6 +124,8 @@ class ProtonApp(App):
         yield SystemCommand("Runs", "Every run and box check of the output folder; reopen one", self.action_show_runs)
         yield SystemCommand("Box check", "vecadd on every visible GPU at once, one row per GPU", self.action_box_check)
         yield SystemCommand("Box check on CPU", "Two Triton-interpreter runs, no GPU needed", self.action_box_check_cpu)
+        yield SystemCommand("Doctor", "Does Proton work here: the facts, and every configuration proved",
+                            self.action_doctor)
         yield SystemCommand("Keys", "Every key of this screen, and what its controls mean", self.action_help)
 
     # ---- routing ------------------------------------------------------------------------------------------------
@@ -198,6 +200,11 @@ class ProtonApp(App):
 
     def action_box_check_cpu(self) -> None:
         self.action_box_check(cpu=True)
+
+    def action_doctor(self) -> None:
+        from .screens.doctor import DoctorScreen
+
+        self.push_screen(DoctorScreen(self.python, self.output))
 
     def action_show_runs(self) -> None:
         from ..capture.rundir import DEFAULT_OUTPUT

@@ -90,6 +90,7 @@ class FormScreen(Screen):
         Binding("f3", "app.open_sample", "Sample capture"),
         Binding("f4", "app.show_runs", "Runs"),
         Binding("f5", "app.box_check", "Box check"),
+        Binding("f6", "app.doctor", "Doctor"),
         Binding("f1", "app.help", "Help"),
         Binding("ctrl+q", "app.quit", "Quit", show=False),
     ]
@@ -117,6 +118,8 @@ class FormScreen(Screen):
         ("F3 Sample capture", "an H200 capture shipped with proton-tui, to try the viewer"),
         ("F4 Runs", "every run and box check of the output folder, newest first; Enter reopens one"),
         ("F5 Box check", "vecadd on every visible GPU at once, a row each: is each GPU as fast as its neighbours"),
+        ("F6 Doctor", "does Proton work here: the facts that decide it, and every backend, context, output and mode "
+                      "the interpreter's Triton offers, proved by a short capture each"),
     )
 
     class RunRequested(Message):

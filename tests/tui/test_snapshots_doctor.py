@@ -1,0 +1,30 @@
+"""Snapshots of the doctor screen (pytest-textual-snapshot), read back from real doctor.json reports: the no-GPU
+check, and a matrix whose cells all failed (no driver). Review changes with `pytest --snapshot-update`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proton_tui.capture.doctor import DoctorReport
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.screens.doctor import DoctorScreen
+from tests.helpers import FIXTURES
+from tests.tui.test_snapshots import H200_PYTHON, on_a_screen
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+
+
+def stored(name: str) -> DoctorReport:
+    return DoctorReport.from_json(json.loads((FIXTURES / "doctor" / f"{name}.json").read_text()))
+
+
+@SIZES
+@THEMES
+@pytest.mark.parametrize("name", ["no_gpu", "no_driver"])
+def test_doctor_screen(snap_compare, size, theme, name):
+    report = stored(name)
+    assert snap_compare(ProtonApp(python=H200_PYTHON),
+                        run_before=on_a_screen(lambda: DoctorScreen(finished=report), theme), terminal_size=size)

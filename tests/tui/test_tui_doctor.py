@@ -1,0 +1,128 @@
+"""The doctor screen driven through Textual's pilot: F6 on the form, the no-GPU path with the real interpreter check,
+and cells that really fail (the H200's recorded probe answer stands for this machine's, so the cells run and fail
+here) filling in live, each with its remedy and its log one key away."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+import pytest
+from textual.widgets import DataTable
+
+from proton_tui.capture import probe
+from proton_tui.capture.doctor import TABLE_COLUMNS, DoctorReport
+from proton_tui.capture.probe import probe_interpreter
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.screens.doctor import DoctorScreen
+from proton_tui.tui.screens.form import FormScreen
+from proton_tui.tui.screens.run import RunScreen
+from tests.helpers import FIXTURES, wait_for
+
+SIZE = (120, 40)
+
+
+def table_cells(screen: DoctorScreen) -> dict[str, dict[str, str]]:
+    table = screen.query_one("#doctor-table", DataTable)
+    return {key.value: {column: str(cell) for column, cell in zip(TABLE_COLUMNS, table.get_row(key))}
+            for key in table.rows}
+
+
+def rendered(screen: DoctorScreen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+def facts_text(screen: DoctorScreen) -> str:
+    """The facts panel as plain text (it renders a grid)."""
+    from rich.console import Console
+
+    with open(os.devnull, "w") as sink:
+        console = Console(width=120, record=True, file=sink)
+        console.print(screen.query_one("#doctor-facts").content)
+    return console.export_text()
+
+
+async def on_the_form(app: ProtonApp) -> None:
+    """The form has probed the interpreter (the doctor's probe then comes from the cache)."""
+    await wait_for(lambda: isinstance(app.screen, FormScreen)
+                   and (app.screen.info is not None or app.screen.probe_error is not None), what="detection")
+
+
+@pytest.mark.slow
+async def test_f6_runs_the_doctor_and_without_a_gpu_the_interpreter_check(tmp_path, monkeypatch):
+    if probe_interpreter(sys.executable).gpu_count:
+        pytest.skip("this machine has a GPU: the no-GPU path does not apply")
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(output=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_the_form(app)
+        await pilot.press("f6")
+        screen = app.screen
+        assert isinstance(screen, DoctorScreen)
+        await wait_for(lambda: not screen.running, what="the doctor's end")
+        await pilot.pause()
+        assert screen.problem is None, screen.problem
+        assert rendered(screen, "#doctor-status").startswith("no GPU: profiling not checked")
+        facts = facts_text(screen)
+        assert "interpreter" in facts and "Triton" in facts and "GPU" in facts and "→" in facts  # the GPU remedy
+        cells = table_cells(screen)
+        assert list(cells) == ["cpu-check"] and cells["cpu-check"]["PROVED"] == "PASS"
+        assert "doctor folder" in rendered(screen, "#doctor-result")
+        assert "Cell's log" in [key[2] for key in screen.query_one("KeyBar").keys]
+        await pilot.press("enter")  # the cell's run, as the run screen shows it
+        assert isinstance(app.screen, RunScreen)
+        assert "vecadd: PASS" in "\n".join(app.screen.query_one("#run-log").lines)
+        await pilot.press("b")
+        assert app.screen is screen
+        await pilot.press("b")
+        assert isinstance(app.screen, FormScreen)
+
+
+def h200_answer_for_this_interpreter(version: str) -> probe.InterpreterInfo:
+    """The 2×H200 box's recorded probe answer, as if this machine's interpreter had given it."""
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
+    return replace(info, python=sys.executable, executable=sys.executable, triton_version=version)
+
+
+@pytest.mark.slow
+async def test_failing_cells_fill_in_live_with_their_remedy_and_log(tmp_path, monkeypatch):
+    if probe_interpreter(sys.executable).gpu_count:
+        pytest.skip("this machine has a GPU: the cells would pass")
+    monkeypatch.setitem(probe._cache, sys.executable, h200_answer_for_this_interpreter("3.7.1"))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = DoctorScreen(sys.executable, tmp_path / "runs", backend="cupti", context="shadow", mode="cli",
+                              jobs=2)
+        await app.push_screen(screen)
+        await wait_for(lambda: screen.plan is not None, what="the plan")
+        await pilot.pause()
+        planned = table_cells(screen)
+        assert list(planned) == ["cupti/shadow/hatchet/cli", "cupti/shadow/chrome_trace/cli",
+                                 "cupti/shadow/hatchet_msgpack/cli"]  # the cells that run first
+        assert planned["cupti/shadow/hatchet_msgpack/cli"]["EXPECTED"] == "refused"
+        assert planned["cupti/shadow/hatchet/cli"]["EXPECTED"] == "time (ns)"
+        await wait_for(lambda: not screen.running, what="the doctor's end")
+        await pilot.pause()
+        cells = table_cells(screen)
+        for key in ("cupti/shadow/hatchet/cli", "cupti/shadow/chrome_trace/cli"):
+            assert cells[key]["PROVED"] not in ("", "queued") and not cells[key]["PROVED"].startswith("PASS")
+        assert rendered(screen, "#doctor-status").startswith("FAIL: 2 of 2 cells failed")
+        assert "highlight one for its remedy, Enter for its log" in rendered(screen, "#doctor-result")
+        detail = rendered(screen, "#doctor-detail")
+        assert detail.startswith("cupti/shadow/hatchet/cli") and "→" in detail and "Enter: its log" in detail
+        failed = screen.results["cupti/shadow/hatchet/cli"]
+        await pilot.press("enter")
+        assert isinstance(app.screen, RunScreen) and app.screen.result is failed.run
+        await pilot.press("b")
+        await pilot.press("down", "down")  # the refused cell: its reason, nothing to open
+        detail = rendered(screen, "#doctor-detail")
+        assert "refused by the rules, not run" in detail and "--mode env" in detail
+        assert "Cell's log" not in [key[2] for key in screen.query_one("KeyBar").keys if key[3]]
+        report = DoctorReport.from_json(json.loads((tmp_path / "runs").glob("*-doctor/doctor.json").__next__()
+                                                   .read_text()))
+        proved = {result.cell.key: result.proved for result in report.results}
+        assert proved["cupti/shadow/hatchet_msgpack/cli"] == "not run" and report.exit_code == 1
