@@ -30,6 +30,7 @@ from .formatting import (
 from .hatchet import KernelStats, Profile
 from .hatchet.profile import NO_UNIT
 from .names import Names
+from .warps import Warp, cycles_of
 
 if TYPE_CHECKING:
     from .hatchet.trace import Trace
@@ -391,9 +392,12 @@ def summary_json(display: Display, clock_khz: int | None = None) -> dict:
     }
 
 
-def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str]]:
+def event_details(trace: Trace, index: int, names: Names, warps: WarpTrace | None = None) -> list[tuple[str, str]]:
     """One event of a trace as (label, value) pairs: lane, when, how long, the idle time before it on its lane, what
-    launched it, how often its kernel ran, then its name, call stack and arguments."""
+    launched it, how often its kernel ran, then its name, call stack and arguments. A scope of an instrumentation
+    trace's warp (given its `warps`) gets `warp_event_details`."""
+    if warps is not None and index in warps.launch_of:
+        return warp_event_details(warps, index)
     event = trace.events[index]
     # the numbers first: a kernel's readable name can fill the pane on its own
     rows = [("lane", trace.lanes[event.lane].name), ("kind", event.category or "event"),
@@ -416,6 +420,41 @@ def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str
     if names.readable_name(event.name) != event.name:
         rows.append(("raw name", event.name))
     return rows
+
+
+def warp_event_details(warps: WarpTrace, index: int) -> list[tuple[str, str]]:
+    """A warp's scope, in cycles: which scope, warp and launch; its cycles against the other warps' (rank, min,
+    median, p99, max); the scope's stragglers (n/N goes to them); the same over all launches; the clock."""
+    event = warps.trace.events[index]
+    lane, launch = warps.lane_of[event.lane], warps.launch_at(index)
+    scope = launch.scopes[event.name]
+    cycles = cycles_of(event.duration)
+    faster = scope.rank_of(cycles)
+    standing = f"the slowest of {format_count(scope.count)} warps" if cycles >= scope.max else \
+        f"slower than {format_count(faster)} of {format_count(scope.count)} warps"
+    rows = [("scope", f"{printable(event.name)} in launch {launch.number} of {len(warps.launches)} "
+                      f"({printable(launch.kernel)})"),
+            ("warp", f"{Warp(lane.sm, lane.cta, lane.warp).name}, line {lane.line}"),
+            ("cycles", f"{warps.cycles_text(cycles)}: {standing}; from "
+                       f"{warps.cycles_text(cycles_of(event.start) - launch.start)} into the launch"),
+            ("warps", stats_text(warps, scope)),
+            ("stragglers", stragglers_text(warps, scope, across=False) + "  (n/N)")]
+    if len(warps.launches) > 1 and (overall := warps.across[launch.kernel].get(event.name)) is not None:
+        rows.append(("all launches", stats_text(warps, overall)))
+    rows.append(("clock", warps.clock_note))
+    return rows
+
+
+def stats_text(warps: WarpTrace, scope: ScopeStats) -> str:
+    """"64: min 969  median 1,117  p99 1,331  max 1,331 cyc", each with its time when the clock is known."""
+    if warps.clock_khz:
+        values = "  ".join(f"{label} {warps.cycles_text(value)}" for label, value in
+                           (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
+    else:  # the unit once
+        values = "  ".join(f"{label} {format_cycles(value)[:-4]}" for label, value in
+                           (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
+        values += " cyc"
+    return f"{format_count(scope.count)}: {values}"
 
 
 def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:

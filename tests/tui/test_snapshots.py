@@ -235,3 +235,11 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
 def test_timeline(snap_compare, size, theme):
     app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
     assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline
+
+
+@SIZES
+@THEMES
+def test_warp_timeline(snap_compare, size, theme):
+    """An instrumentation trace: its first launch, the slowest warp of the kernel scope selected and its CTA open."""
+    app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))
+    assert snap_compare(app, run_before=themed(theme), terminal_size=size)
