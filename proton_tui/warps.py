@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .formatting import format_cycles, format_value
 from .hatchet.trace import WARP, Lane, Trace
@@ -57,9 +58,8 @@ def warp_lane(lane: Lane) -> WarpLane | None:
     return WarpLane(where["kernel"], int(where["sm"]), int(where["cta"]), int(who["warp"]), int(who["line"] or 0))
 
 
-@dataclass(frozen=True, order=True)
-class Warp:
-    """One warp in one launch (ordered by SM, CTA, warp: the timeline's order)."""
+class Warp(NamedTuple):
+    """One warp in one launch (ordered by SM, CTA, warp: the timeline's order; a tuple, as fast to hash and sort)."""
 
     sm: int
     cta: int
@@ -70,8 +70,7 @@ class Warp:
         return f"CTA {self.cta} warp {self.warp} (SM {self.sm})"
 
 
-@dataclass(frozen=True)
-class Sample:
+class Sample(NamedTuple):
     """One warp's cycles in a scope, in launch `launch` (1-based, among all launches); `event` is the scope's
     (longest) event in the trace, where the timeline jumps to."""
 
@@ -175,11 +174,11 @@ def cycles_of(duration: float) -> int:
 
 
 def scope_stats(name: str, samples: list[Sample]) -> ScopeStats:
-    values = [sample.cycles for sample in samples]
-    p99, top = nearest_rank(values, P99), max(values)
+    values = sorted(sample.cycles for sample in samples)
+    p99, top = nearest_rank(values, P99), values[-1]
     slow = sorted((s for s in samples if s.cycles > p99 or s.cycles == top),
                   key=lambda s: (-s.cycles, s.launch, s.warp))
-    return ScopeStats(name, len(values), min(values), median(values), p99, top, tuple(slow), tuple(samples))
+    return ScopeStats(name, len(values), values[0], median(values), p99, top, tuple(slow), tuple(samples))
 
 
 def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
@@ -193,7 +192,8 @@ def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
             by_kernel.setdefault(lane.kernel, []).append(index)
     pieces: list[tuple[str, list[int]]] = []
     for kernel, indices in by_kernel.items():
-        pieces += [(kernel, launch) for launch in _split(trace, indices, lanes)]
+        pieces += [(kernel, sorted(launch, key=lambda i: trace.events[i].start))
+                   for launch in _split(trace, indices, lanes)]
     pieces.sort(key=lambda piece: trace.events[piece[1][0]].start)
     launches: list[Launch] = []
     ordinals: dict[str, int] = {}
@@ -245,15 +245,22 @@ def _split(trace: Trace, indices: list[int], lanes: dict[int, WarpLane]) -> list
 
 def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, ordinal: int,
             indices: list[int]) -> Launch:
+    """A launch from its events (in start order)."""
+    events = trace.events
     warps: dict[Warp, dict[int, list[int]]] = {}
     per_scope: dict[str, dict[Warp, list[int]]] = {}
     first_seen: dict[str, tuple[int, float]] = {}
-    for index in sorted(indices, key=lambda i: trace.events[i].start):
-        event, lane = trace.events[index], lanes[trace.events[index].lane]
-        warp = Warp(lane.sm, lane.cta, lane.warp)
+    warp_of: dict[int, Warp] = {}  # lane → its warp
+    for index in indices:
+        event = events[index]
+        lane = lanes[event.lane]
+        warp = warp_of.get(event.lane)
+        if warp is None:
+            warp = warp_of[event.lane] = Warp(lane.sm, lane.cta, lane.warp)
         warps.setdefault(warp, {}).setdefault(lane.line, []).append(index)
         per_scope.setdefault(event.name, {}).setdefault(warp, []).append(index)
-        first_seen.setdefault(event.name, (lane.line, event.start))
+        if event.name not in first_seen:
+            first_seen[event.name] = (lane.line, event.start)
     warps = {warp: dict(sorted(warps[warp].items())) for warp in sorted(warps)}
     sms: dict[int, dict[int, list[int]]] = {}
     for warp in warps:
@@ -262,10 +269,12 @@ def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, 
     for name in sorted(per_scope, key=lambda n: first_seen[n]):
         samples = []
         for warp, found in sorted(per_scope[name].items()):
-            longest = max(found, key=lambda i: trace.events[i].duration)
-            samples.append(Sample(warp, number, sum(cycles_of(trace.events[i].duration) for i in found), longest))
+            if len(found) == 1:
+                samples.append(Sample(warp, number, cycles_of(events[found[0]].duration), found[0]))
+            else:  # the scope recurs in this warp: its cycles summed, its longest occurrence the one to show
+                longest = max(found, key=lambda i: events[i].duration)
+                samples.append(Sample(warp, number, sum(cycles_of(events[i].duration) for i in found), longest))
         scopes[name] = scope_stats(name, samples)
-    start = min(cycles_of(trace.events[i].start) for i in indices)
-    end = max(cycles_of(trace.events[i].end) for i in indices)
-    return Launch(kernel, number, ordinal, start, end, sorted(indices, key=lambda i: trace.events[i].start), warps,
-                  sms, scopes)
+    start = cycles_of(events[indices[0]].start)
+    end = cycles_of(max(events[i].end for i in indices))
+    return Launch(kernel, number, ordinal, start, end, indices, warps, sms, scopes)

@@ -115,3 +115,16 @@ async def test_the_sm_clock_given_shows_times_beside_the_cycles():
         assert "1,338 cyc (676 ns)" in str(timeline.border_title)
         assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
         assert "the reported max SM clock 1,980 MHz" in details(app)
+
+
+async def test_the_table_and_back_keep_a_closed_group_s_row():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        await pilot.press("c", "down")
+        row, event = timeline.row, timeline.selected
+        assert timeline.warp_rows[row].label == "▸ SM 6 CTA 11"
+        await pilot.press("t", "t")
+        assert timeline.display and (timeline.row, timeline.selected) == (row, event)
+        assert timeline.expanded == set()

@@ -172,8 +172,9 @@ class TimelineView(ScrollView, can_focus=True):
             if (at := self.warps.launch_of.get(event)) is not None and at != self.launch_at:
                 self.launch_at = at
                 self._launch_shown()
-            if row is None or not 0 <= row < len(self.warp_rows) or \
-                    self.warp_rows[row].source.position(event) is None:
+            if row is None and self._holds(self.row, event):  # it stays on the row it is on (a group's, say)
+                row = self.row
+            if not self._holds(row, event):
                 row = self._reveal(event)
         self.row = self.trace.events[event].lane if row is None else row
         bar = self.layout_.bar_of(event, self.row) if self.layout_ is not None else None
@@ -184,6 +185,10 @@ class TimelineView(ScrollView, can_focus=True):
         self._row_in_view()
         self.refresh()
         self.post_message(self.Selected(self, event))
+
+    def _holds(self, row: int | None, event: int) -> bool:
+        return row is not None and 0 <= row < len(self.warp_rows) and \
+            self.warp_rows[row].source.position(event) is not None
 
     def _reveal(self, event: int) -> int:
         """The row of `event`'s warp and line, its SM and CTA opened for it."""
