@@ -31,6 +31,11 @@ def format_value(value: float, unit: str) -> str:
     return f"{value / 1e9:,.2f} s"
 
 
+def format_cycles(cycles: float) -> str:
+    """An exact cycle count: whole, or with its half where it is one (a median halfway between two warps)."""
+    return f"{cycles:,.0f} cyc" if cycles == int(cycles) else f"{cycles:,.1f} cyc"
+
+
 def format_count(count: int) -> str:
     return f"{count:,}"
 

@@ -15,10 +15,12 @@ from . import JSON_SCHEMA
 from .console import printable, without_escapes
 from .display import Display
 from .formatting import (
+    Column,
     aligned_row,
     columns,
     counted,
     format_count,
+    format_cycles,
     format_gbps,
     format_percent,
     format_value,
@@ -29,9 +31,11 @@ from .hatchet import KernelStats, Profile
 from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
 from .hatchet.profile import NO_UNIT
 from .names import Names
+from .warps import Warp, cycles_of
 
 if TYPE_CHECKING:
     from .hatchet.trace import Trace
+    from .warps import ScopeStats, WarpTrace
 
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
 
@@ -262,14 +266,25 @@ def tree_lines(display: Display) -> Iterator[str]:
         yield f"({profile.hidden_internal} internal Proton nodes hidden)"
 
 
-def trace_lines(trace: Trace) -> list[str]:
+def trace_lines(trace: Trace, clock_khz: int | None = None) -> list[str]:
     """A trace's lanes: each one's busy time (its kernels' union), its idle gaps (between its first kernel's start
-    and its last one's end: how long the stream waited) and what else it holds."""
+    and its last one's end: how long the stream waited) and what else it holds. An instrumentation trace's warp lanes
+    are not listed one by one: its launches' statistics across warps are (`warp_lines`), in cycles (times only at
+    `clock_khz`, the SM clock in kHz, when given)."""
+    from .warps import warp_trace
+
+    warps = warp_trace(trace, clock_khz)
     span = trace.end - trace.start
-    lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to the "
-             f"last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
-             + (f"; {counted(trace.flow_count, 'launch → kernel flow')}" if trace.flow_count else "")]
+    if warps is not None and len(warps.lane_of) == len(trace.lanes):  # all warps: the trace's times are cycles
+        lines = [f"trace: {counted(len(trace.lanes), 'warp lane')}, {format_cycles(round(span))} from the first "
+                 "event to the last"]
+    else:
+        lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to "
+                 "the last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
+                 + (f"; {counted(trace.flow_count, 'launch → kernel flow')}" if trace.flow_count else "")]
     for number, lane in enumerate(trace.lanes):
+        if warps is not None and number in warps.lane_of:
+            continue
         kernels = trace.lane_events(number)
         others = [event for event in trace.lane_events(number, None) if event.category != "kernel"]
         parts = [printable(lane.name)]
@@ -288,7 +303,56 @@ def trace_lines(trace: Trace) -> list[str]:
             kinds = sorted({event.category or "event" for event in others})
             parts.append(counted(len(others), " and ".join(kinds) + " event"))
         lines.append("  " + "  ".join(parts))
+    if warps is not None:
+        lines += warp_lines(warps)
     return lines
+
+
+STRAGGLERS_SHOWN = 4  # stragglers named per scope in text; JSON has them all
+
+
+def warp_lines(warps: WarpTrace) -> list[str]:
+    """Per launch, then per kernel across its launches: each scope's cycles across warps (count, min, median, p99,
+    max) and its slowest warps named."""
+    kernels = {launch.kernel: launch.ordinal for launch in warps.launches}
+    lines = ["warps: " + ", ".join(f"{counted(count, 'launch', 'launches')} of {printable(kernel)}"
+                                   for kernel, count in kernels.items())
+             + f"; {warps.clock_note}; p99 by nearest rank"]
+    for launch in warps.launches:
+        lines.append(f"launch {launch.number} of {len(warps.launches)} ({printable(launch.kernel)}): "
+                     f"{counted(launch.ctas, 'CTA')} on {counted(len(launch.sms), 'SM')}, "
+                     f"{counted(len(launch.warps), 'warp')}, {warps.cycles_text(launch.end - launch.start)} from its "
+                     "first scope to its last end")
+        lines += scope_table(warps, list(launch.scopes.values()), across=False)
+    if len(warps.launches) > 1:
+        for kernel, count in kernels.items():
+            scopes = list(warps.across[kernel].values())
+            lines.append(f"all {counted(count, 'launch', 'launches')} of {printable(kernel)}: "
+                         f"{counted(max(scope.count for scope in scopes), 'warp run')}")
+            lines += scope_table(warps, scopes, across=True)
+    return lines
+
+
+def scope_table(warps: WarpTrace, scopes: list[ScopeStats], across: bool) -> list[str]:
+    """Scopes' statistics as aligned rows (numbers never cut), each followed by its stragglers."""
+    rows = [[format_count(scope.count), *(warps.cycles_text(value) for value in (scope.min, scope.median, scope.p99,
+                                                                                  scope.max))] for scope in scopes]
+    titles = ["warps", "min", "median", "p99", "max"]
+    cols = [Column(title, title, max(len(title), *(len(row[at]) for row in rows))) for at, title in enumerate(titles)]
+    lines = ["  " + aligned_row(titles, cols, "scope")]
+    for scope, cells in zip(scopes, rows):
+        lines.append("  " + aligned_row(cells, cols, f"{printable(scope.name)}  slowest: "
+                                        f"{stragglers_text(warps, scope, across)}"))
+    return lines
+
+
+def stragglers_text(warps: WarpTrace, scope: ScopeStats, across: bool, shown: int = STRAGGLERS_SHOWN) -> str:
+    """The first `shown` stragglers ("CTA 10 warp 1 (SM 4) 1,331 cyc", with its launch when `across`), and how many
+    more there are."""
+    named = [f"{sample.warp.name}{f' in launch {sample.launch}' if across else ''} {warps.cycles_text(sample.cycles)}"
+             for sample in scope.stragglers[:shown]]
+    more = len(scope.stragglers) - shown
+    return ", ".join(named) + (f" (+{format_count(more)} more)" if more > 0 else "")
 
 
 def empty_hidden_text(count: int) -> str:
@@ -307,12 +371,14 @@ def tree_text(display: Display) -> str:
     return out.getvalue()
 
 
-def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator[str]:
-    """The flat kernel summary as aligned text in display order; `limit` keeps the top rows."""
+def kernel_summary_lines(display: Display, limit: int | None = None,
+                         clock_khz: int | None = None) -> Iterator[str]:
+    """The flat kernel summary as aligned text in display order; `limit` keeps the top rows. A trace's lanes come
+    first (an instrumentation trace's warp statistics, with times at `clock_khz` when given)."""
     profile = display.profile
     yield header_line(profile)
     if profile.trace is not None:
-        yield from trace_lines(profile.trace)
+        yield from trace_lines(profile.trace, clock_khz)
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
@@ -378,8 +444,9 @@ def json_unit(profile: Profile) -> str | None:
     return None if profile.unit == NO_UNIT else profile.unit
 
 
-def summary_json(display: Display) -> dict:
-    """Metrics summary, totals and kernel summary in one document."""
+def summary_json(display: Display, clock_khz: int | None = None) -> dict:
+    """Metrics summary, totals and kernel summary in one document (a trace's lanes too; an instrumentation trace's
+    warp statistics, with times at `clock_khz` when given)."""
     profile = display.profile
     return {
         "schema": JSON_SCHEMA,
@@ -396,7 +463,7 @@ def summary_json(display: Display) -> dict:
         "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
-        **({"trace": trace_record(profile.trace)} if profile.trace is not None else {}),
+        **({"trace": trace_record(profile.trace, clock_khz)} if profile.trace is not None else {}),
         "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
     }
 
@@ -428,9 +495,12 @@ def instrumentation_record(display: Display) -> dict:
     }
 
 
-def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str]]:
+def event_details(trace: Trace, index: int, names: Names, warps: WarpTrace | None = None) -> list[tuple[str, str]]:
     """One event of a trace as (label, value) pairs: lane, when, how long, the idle time before it on its lane, what
-    launched it, how often its kernel ran, then its name, call stack and arguments."""
+    launched it, how often its kernel ran, then its name, call stack and arguments. A scope of an instrumentation
+    trace's warp (given its `warps`) gets `warp_event_details`."""
+    if warps is not None and index in warps.launch_of:
+        return warp_event_details(warps, index)
     event = trace.events[index]
     # the numbers first: a kernel's readable name can fill the pane on its own
     rows = [("lane", trace.lanes[event.lane].name), ("kind", event.category or "event"),
@@ -455,15 +525,79 @@ def event_details(trace: Trace, index: int, names: Names) -> list[tuple[str, str
     return rows
 
 
-def trace_record(trace: Trace) -> dict:
+def warp_event_details(warps: WarpTrace, index: int) -> list[tuple[str, str]]:
+    """A warp's scope, in cycles: which scope, warp and launch; its cycles against the other warps' (rank, min,
+    median, p99, max); the scope's stragglers (n/N goes to them); the same over all launches; the clock."""
+    event = warps.trace.events[index]
+    lane, launch = warps.lane_of[event.lane], warps.launch_at(index)
+    scope = launch.scopes[event.name]
+    cycles = cycles_of(event.duration)
+    faster = scope.rank_of(cycles)
+    standing = f"the slowest of {format_count(scope.count)} warps" if cycles >= scope.max else \
+        f"slower than {format_count(faster)} of {format_count(scope.count)} warps"
+    rows = [("scope", f"{printable(event.name)} in launch {launch.number} of {len(warps.launches)} "
+                      f"({printable(launch.kernel)})"),
+            ("warp", f"{Warp(lane.sm, lane.cta, lane.warp).name}, line {lane.line}"),
+            ("cycles", f"{warps.cycles_text(cycles)}: {standing}; from "
+                       f"{warps.cycles_text(cycles_of(event.start) - launch.start)} into the launch"),
+            ("warps", stats_text(warps, scope)),
+            ("stragglers", stragglers_text(warps, scope, across=False) + "  (n/N)")]
+    if len(warps.launches) > 1 and (overall := warps.across[launch.kernel].get(event.name)) is not None:
+        rows.append(("all launches", stats_text(warps, overall)))
+    rows.append(("clock", warps.clock_note))
+    return rows
+
+
+def stats_text(warps: WarpTrace, scope: ScopeStats) -> str:
+    """"64: min 969  median 1,117  p99 1,331  max 1,331 cyc", each with its time when the clock is known."""
+    if warps.clock_khz:
+        values = "  ".join(f"{label} {warps.cycles_text(value)}" for label, value in
+                           (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
+    else:  # the unit once
+        values = "  ".join(f"{label} {format_cycles(value)[:-4]}" for label, value in
+                           (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
+        values += " cyc"
+    return f"{format_count(scope.count)}: {values}"
+
+
+def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:
     """A trace's lanes for scripts: name, kind, busy time, idle gaps (start, end), kernels; times in ns from the
-    trace's first event."""
+    trace's first event. An instrumentation trace adds `warps` (`warps_record`)."""
+    from .warps import warp_trace
+
     lanes = []
     for number, lane in enumerate(trace.lanes):
         busy, gaps = trace.busy(number)
         lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
                       "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
-    return {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
+    record = {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
+    if (warps := warp_trace(trace, clock_khz)) is not None:
+        record["warps"] = warps_record(warps)
+    return record
+
+
+def warps_record(warps: WarpTrace) -> dict:
+    """An instrumentation trace's launches and their scopes' statistics across warps, in cycles (`us`: the same at
+    the SM clock, null when it is unknown); stragglers all named."""
+
+    def scope_record(scope: ScopeStats) -> dict:
+        numbers = {"min": scope.min, "median": scope.median, "p99": scope.p99, "max": scope.max}
+        return {"name": scope.name, "count": scope.count, **numbers,
+                "us": {key: warps.micros(value) for key, value in numbers.items()} if warps.clock_khz else None,
+                "stragglers": [{"name": sample.warp.name, "sm": sample.warp.sm, "cta": sample.warp.cta,
+                                "warp": sample.warp.warp, "launch": sample.launch, "cycles": sample.cycles}
+                               for sample in scope.stragglers]}
+
+    return {
+        "clock_khz": warps.clock_khz,
+        "p99": "nearest rank",
+        "launches": [{"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
+                      "start": launch.start, "end": launch.end, "sms": len(launch.sms), "ctas": launch.ctas,
+                      "warps": len(launch.warps), "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
+                     for launch in warps.launches],
+        "across_launches": {kernel: [scope_record(scope) for scope in scopes.values()]
+                            for kernel, scopes in warps.across.items()},
+    }
 
 
 def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:

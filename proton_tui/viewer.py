@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from .hatchet import PendingLoad
     from .tui.app import ProtonApp
 
-def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False) -> str | None:
-    """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded."""
+def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
+                clock_khz: int | None = None) -> str | None:
+    """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
+    SM clock an instrumentation trace's cycles are shown as time at."""
     from .hatchet import CaptureError, PendingLoad
     from .hatchet.reader import STDIN
 
@@ -34,12 +36,13 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
         os.dup2(keyboard, 0)
         os.close(keyboard)
     with closing(pending):
-        viewer = viewer_app(pending, view_filter)
+        viewer = viewer_app(pending, view_filter, clock_khz)
         viewer.run_to_the_end()
     return viewer.load_error
 
 
-def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
+def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None,
+               clock_khz: int | None = None) -> ProtonApp:
     """The viewer of a capture about to be read: its first screen says so and then reads it."""
     from .capture.session import with_record_beside
     from .tui.app import ProtonApp
@@ -47,5 +50,5 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> P
 
     return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
                                      lambda: with_record_beside(pending.finish()), view_filter or ViewFilter(),
-                                     pending.cancel,
-                                     lambda: pending.bytes_read / pending.size, size=pending.size))
+                                     pending.cancel, lambda: pending.bytes_read / pending.size, size=pending.size,
+                                     clock_khz=clock_khz))

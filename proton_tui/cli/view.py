@@ -41,6 +41,9 @@ def view(
     show_internal: Annotated[
         bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
     ] = False,
+    sm_clock_khz: Annotated[Optional[str], typer.Option(
+        "--sm-clock-khz", help="Instrumentation traces: the SM clock in kHz (a .hatchet's device_info clock_rate, "
+        "1980000 on an H200), to show cycles as time too.", show_default=False)] = None,
     export: Annotated[
         Optional[Path],
         typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file."),
@@ -52,6 +55,7 @@ def view(
     from ..display import SORT_KEYS
 
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
+    clock_khz = sm_clock(sm_clock_khz)
     if sort not in SORT_KEYS:
         fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
     if sum((plain, kernels, as_json, as_csv)) > 1:
@@ -61,13 +65,15 @@ def view(
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
         from ..viewer import open_viewer
 
-        error = open_viewer(file, chosen, show_internal)  # `entry.main` opens `view FILE` alone
+        error = open_viewer(file, chosen, show_internal, clock_khz=clock_khz)  # `entry.main` opens `view FILE` alone
         if error is not None:
             fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal)
+    if clock_khz is not None and not has_warps(profile):
+        fail(f"--sm-clock-khz: {file} is not an instrumentation trace (its cycles are what the clock converts)")
     names = names_for([profile], raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
@@ -82,10 +88,29 @@ def view(
         typer.echo(f"wrote the {view_name} view to {export}", err=True)
         return
     if as_json:
-        sys.stdout.write(report.json_text(report.summary_json(display)))
+        sys.stdout.write(report.json_text(report.summary_json(display, clock_khz)))
     elif as_csv:
         sys.stdout.write(report.kernel_csv(display))
     elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary
-        report.write_lines(report.kernel_summary_lines(display), sys.stdout)
+        report.write_lines(report.kernel_summary_lines(display, clock_khz=clock_khz), sys.stdout)
     else:
         report.write_lines(report.tree_lines(display), sys.stdout)
+
+
+MAX_CLOCK_KHZ = 100_000_000  # 100 GHz: above any GPU's SM clock, a value in Hz or a typo
+
+
+def sm_clock(text: str | None) -> int | None:
+    """--sm-clock-khz as a whole number of kHz; a bad value is a one-line error naming the flag."""
+    if text is None:
+        return None
+    if not text.strip().isdigit() or not 0 < int(text) <= MAX_CLOCK_KHZ:
+        fail(f"--sm-clock-khz {text!r} is not an SM clock in kHz: a whole number from 1 to {MAX_CLOCK_KHZ:,} "
+             "(1980000 for an H200)")
+    return int(text)
+
+
+def has_warps(profile) -> bool:
+    from ..hatchet.trace import WARP
+
+    return profile.trace is not None and any(lane.kind == WARP for lane in profile.trace.lanes)

@@ -258,3 +258,11 @@ def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_pa
     capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
     app = ProtonApp(with_record_beside(load_profile(capture)))
     assert snap_compare(app, run_before=themed(theme, "e", "down", "down"), terminal_size=size)
+
+
+@SIZES
+@THEMES
+def test_warp_timeline(snap_compare, size, theme):
+    """An instrumentation trace: its first launch, the slowest warp of the kernel scope selected and its CTA open."""
+    app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))
+    assert snap_compare(app, run_before=themed(theme), terminal_size=size)

@@ -63,3 +63,60 @@ def test_the_ruler_labels_times_from_the_windows_start():
     t = trace()
     layout = TimelineLayout(t, 1_000_000.0, 2_000_000.0, 100)
     assert layout.ruler(25) == [(0, "1.00 ms"), (25, "1.25 ms"), (50, "1.50 ms"), (75, "1.75 ms")]
+
+
+# ---- the warp timeline of an instrumentation trace ----------------------------------------------------------------
+def warp_timeline():
+    from proton_tui.warps import warp_trace
+
+    return warp_trace(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace").trace)
+
+
+def test_warp_rows_group_sm_cta_warp_and_collapsed_groups_draw_one_summary_row():
+    from proton_tui.timeline import warp_rows
+
+    warps = warp_timeline()
+    first = warps.launches[0]
+    rows = warp_rows(warps, first, expanded=set())
+    assert [row.label for row in rows][:3] == ["▸ SM 0 CTA 8", "▸ SM 2 CTA 9", "▸ SM 4 CTA 10"]
+    assert len(rows) == 16 and all(row.kind == "sm" for row in rows)
+    # a collapsed SM stands for its warps' outermost scopes
+    sm4 = rows[2]
+    assert sorted(sm4.source.members) == sorted(i for w, lines in first.warps.items() if w.sm == 4 for i in lines[0])
+    rows = warp_rows(warps, first, expanded={("sm", 4), ("cta", 10)})
+    labels = [row.label for row in rows]
+    at = labels.index("▾ SM 4 CTA 10")
+    assert labels[at + 1:at + 10] == ["  ▾ CTA 10", "    warp 0 line 0", "    warp 0 line 1", "    warp 1 line 0",
+                                      "    warp 1 line 1", "    warp 2 line 0", "    warp 2 line 1",
+                                      "    warp 3 line 0", "    warp 3 line 1"]
+    warp1 = rows[at + 5]
+    assert [warps.trace.events[i].name for i in warp1.source.members] == ["load", "compute", "store"]
+    assert warp1.warp.name == "CTA 10 warp 1 (SM 4)" and warp1.line == 1
+
+
+def test_warp_rows_are_laid_out_to_scale_in_their_launch():
+    from proton_tui.timeline import warp_rows
+
+    warps = warp_timeline()
+    second = warps.launches[1]
+    rows = warp_rows(warps, second, expanded={("sm", 124), ("cta", 0)})
+    start = min(warps.trace.events[i].start for i in second.events)
+    end = max(warps.trace.events[i].end for i in second.events)
+    layout = TimelineLayout(warps.trace, start, end, 80, rows=[row.source for row in rows], snap=True)
+    for number, row in enumerate(rows):
+        drawn = sorted(i for bar in layout.rows[number] for i in bar.events)
+        assert drawn == sorted(row.source.members)  # every event of the row, once
+        assert all(a.end <= b.x for a, b in zip(layout.rows[number], layout.rows[number][1:]))
+        for bar in layout.rows[number]:
+            first = warps.trace.events[bar.events[0]]
+            # snapped: from the cell boundary nearest its start
+            assert bar.x == round((first.start - start) / layout.cell_ns) or len(bar.events) > 1
+            assert layout.bar_of(bar.events[0], number) == bar
+    cta0 = next(number for number, row in enumerate(rows) if row.label == "    warp 0 line 0")
+    kernel = layout.rows[cta0][0]
+    event = warps.trace.events[kernel.events[0]]
+    assert len(kernel.events) == 1 and kernel.width == round(event.end / layout.cell_ns - start / layout.cell_ns) \
+        - kernel.x
+    # scopes that follow one another without a gap stay bars of their own
+    nested = layout.rows[cta0 + 1]
+    assert [[warps.trace.events[i].name for i in bar.events] for bar in nested] == [["load"], ["compute"], ["store"]]

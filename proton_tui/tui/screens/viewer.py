@@ -86,14 +86,18 @@ class ProfileScreen(Screen):
         Binding("f1,question_mark", "app.help", "Help"),
     ]
 
-    KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "toggle_flame", "zoom_in", "zoom_out", "zoom", "launch",
-                     "fit", "filter", "search", "toggle_summary", "cycle_sort", "export", "compare", "log", "runs",
-                     "toggle", "expand_all", "collapse_all")
+    KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "later_launch", "next_straggler", "toggle_group",
+                     "toggle_flame", "zoom_in", "zoom_out", "zoom", "launch", "fit", "filter", "search",
+                     "toggle_summary", "cycle_sort", "export", "compare", "log", "runs", "toggle", "expand_all",
+                     "collapse_all")
 
-    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
-        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
+    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None,
+                 clock_khz: int | None = None) -> None:
+        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up. `clock_khz`:
+        the SM clock (kHz) an instrumentation trace's cycles are shown as time at (the opening's, if it has one)."""
         super().__init__()
         self.profile, self.run, self.opening = profile, run, opening
+        self.clock_khz = clock_khz if clock_khz is not None or opening is None else opening.clock_khz
         self.view_filter = opening.view_filter if opening is not None else ViewFilter()
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
@@ -268,7 +272,7 @@ class ProfileScreen(Screen):
         table.display, timeline.display = False, True
         timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
         if timeline.trace is not self.profile.trace:
-            timeline.show(self.profile.trace, table.display_spec.names)
+            timeline.show(self.profile.trace, table.display_spec.names, self.clock_khz)
         elif timeline.selected is not None:
             timeline.select(timeline.selected)
         timeline.focus()
@@ -279,7 +283,7 @@ class ProfileScreen(Screen):
 
     @on(TimelineView.Selected)
     def timeline_selected(self, event: TimelineView.Selected) -> None:
-        self.detail_rows = event_details(event.view.trace, event.event, event.view.names)
+        self.detail_rows = event_details(event.view.trace, event.event, event.view.names, event.view.warps)
         self.show_details()
 
     def action_toggle_flame(self) -> None:

@@ -1,0 +1,280 @@
+"""The warps of an instrumentation trace (Proton's instrumentation backend with `-d trace`), without Textual: its
+launches, each one's warps grouped SM → CTA → warp, and per scope the statistics across warps (count, min, median,
+p99, max) with the straggling warps named.
+
+Proton writes one lane per warp and nesting depth: `pid` "<kernel> Core<SM> CTA<id>", `tid` "warp <w> (line <l>)"
+(line 0 holds the outermost scopes, line 1 the scopes inside them, …); times are cycles / 1000 written as µs under
+Proton's assumed 1 GHz (`args."Frequency (MHz)"` 1000), so the trace's ns are cycles again. The file holds no clock:
+`clock_khz` (the SM clock, e.g. a `.hatchet`'s device_info `clock_rate`) turns cycles into time; without it
+everything stays in cycles.
+
+Launches. Successive launches of a kernel share lanes (a CTA that ran on the same SM again writes into the same
+lane), and a CTA may run on another SM in the next launch, so launches are found by time. The rule, per kernel:
+its events in start order are cut where one starts after every earlier one has ended (a gap in their union); each
+piece joins the launch before it unless one of its warps (CTA id, warp number: a CTA runs once per launch) already
+ran in that launch, in which case it starts a new launch. A later wave of new CTAs after a gap thus stays in its
+launch, and a repeat of the same CTA starts the next one. Limits: two launches that overlap in time (concurrent
+streams) read as one; a kernel whose warps all leave the outermost scope and later enter another one at the same
+time (scoped work, unscoped work, scoped work again, with no warp inside any scope in between) splits at that gap.
+
+Statistics. A warp's value for a scope is its cycles in that scope in the launch (the sum when the scope recurs in
+it, a loop); count is how many warps recorded the scope. Median: the middle value, or the mean of the two middle
+ones (exact: it may end in .5). p99: nearest rank, the value at rank ⌈0.99 · n⌉ of the n values in ascending order
+(so under 100 warps it is the maximum). Stragglers: the warps above the p99, and those at the maximum."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .formatting import format_cycles, format_value
+from .hatchet.trace import WARP, Lane, Trace
+
+WARP_PID = re.compile(r"(?P<kernel>.*) Core(?P<sm>\d+) CTA(?P<cta>\d+)")
+WARP_TID = re.compile(r"warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?")
+P99 = 99
+
+
+@dataclass(frozen=True)
+class WarpLane:
+    """Where a lane's events ran: kernel, SM, CTA, warp, and the nesting depth its scopes sit at (Proton's line)."""
+
+    kernel: str
+    sm: int
+    cta: int
+    warp: int
+    line: int
+
+
+def warp_lane(lane: Lane) -> WarpLane | None:
+    """The SM, CTA, warp and line of an instrumentation lane; None for any other lane."""
+    if lane.kind != WARP:
+        return None
+    where, who = WARP_PID.fullmatch(str(lane.pid)), WARP_TID.fullmatch(str(lane.tid))
+    if where is None or who is None:
+        return None
+    return WarpLane(where["kernel"], int(where["sm"]), int(where["cta"]), int(who["warp"]), int(who["line"] or 0))
+
+
+class Warp(NamedTuple):
+    """One warp in one launch (ordered by SM, CTA, warp: the timeline's order; a tuple, as fast to hash and sort)."""
+
+    sm: int
+    cta: int
+    warp: int
+
+    @property
+    def name(self) -> str:
+        return f"CTA {self.cta} warp {self.warp} (SM {self.sm})"
+
+
+class Sample(NamedTuple):
+    """One warp's cycles in a scope, in launch `launch` (1-based, among all launches); `event` is the scope's
+    (longest) event in the trace, where the timeline jumps to."""
+
+    warp: Warp
+    launch: int
+    cycles: int
+    event: int
+
+
+@dataclass(frozen=True)
+class ScopeStats:
+    """A scope's cycles across warps: count, min, median, p99 (nearest rank), max; the stragglers slowest first."""
+
+    name: str
+    count: int
+    min: int
+    median: float
+    p99: int
+    max: int
+    stragglers: tuple[Sample, ...]
+    samples: tuple[Sample, ...] = field(repr=False, default=())
+
+    def rank_of(self, cycles: int) -> int:
+        """How many warps were faster than `cycles`."""
+        return sum(1 for sample in self.samples if sample.cycles < cycles)
+
+
+@dataclass
+class Launch:
+    """One launch of a kernel: `number` among all the trace's launches (1-based, in time order), `ordinal` among
+    its kernel's; start and end in cycles from the trace's first event; its events; its warps (SM, CTA, warp order)
+    with their events per line; SM → CTA → warp numbers; the statistics per scope in order of first appearance."""
+
+    kernel: str
+    number: int
+    ordinal: int
+    start: int
+    end: int
+    events: list[int]
+    warps: dict[Warp, dict[int, list[int]]]
+    sms: dict[int, dict[int, list[int]]]
+    scopes: dict[str, ScopeStats]
+
+    @property
+    def ctas(self) -> int:
+        return sum(len(ctas) for ctas in self.sms.values())
+
+
+@dataclass
+class WarpTrace:
+    """The launches of a trace's instrumented kernels and, per kernel, the statistics across all its launches."""
+
+    trace: Trace
+    launches: list[Launch]
+    across: dict[str, dict[str, ScopeStats]]
+    clock_khz: int | None = None
+    launch_of: dict[int, int] = field(default_factory=dict, repr=False)  # event → index into launches
+    lane_of: dict[int, WarpLane] = field(default_factory=dict, repr=False)
+
+    def micros(self, cycles: float) -> float | None:
+        """Cycles as µs at the SM clock; None when the clock is unknown."""
+        return None if not self.clock_khz else cycles / (self.clock_khz / 1000)
+
+    def cycles_text(self, cycles: float) -> str:
+        """Exact cycles ("78.5 cyc" for a median between two warps), then the time at the SM clock when known."""
+        text = format_cycles(cycles)
+        micros = self.micros(cycles)
+        return text if micros is None else f"{text} ({format_value(micros * 1000, 'ns')})"
+
+    @property
+    def clock_note(self) -> str:
+        if not self.clock_khz:
+            return "cycles (SM clock unknown: the trace does not record it)"
+        return f"cycles; times at the reported max SM clock {self.clock_khz / 1000:,.0f} MHz (rounded)"
+
+    def launch_at(self, event: int) -> Launch | None:
+        at = self.launch_of.get(event)
+        return None if at is None else self.launches[at]
+
+
+def nearest_rank(values: list[int], percent: float) -> int:
+    """The `percent` percentile by nearest rank: the value at rank ⌈percent/100 · n⌉ (1-based) of the sorted values."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(percent / 100 * len(ordered))) - 1]
+
+
+def median(values: list[int]) -> float:
+    """The middle value, or the mean of the two middle values (a whole number stays an int)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    total = ordered[middle - 1] + ordered[middle]
+    return total // 2 if total % 2 == 0 else total / 2
+
+
+def cycles_of(duration: float) -> int:
+    # Proton writes cycles / 1000 with three decimals; × 1000 in floating point can land a hair off the whole
+    # number (1.011 × 1000 = 1010.9999999999999): the nearest integer is the exact cycle count.
+    return round(duration)
+
+
+def scope_stats(name: str, samples: list[Sample]) -> ScopeStats:
+    values = sorted(sample.cycles for sample in samples)
+    p99, top = nearest_rank(values, P99), values[-1]
+    slow = sorted((s for s in samples if s.cycles > p99 or s.cycles == top),
+                  key=lambda s: (-s.cycles, s.launch, s.warp))
+    return ScopeStats(name, len(values), values[0], median(values), p99, top, tuple(slow), tuple(samples))
+
+
+def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
+    """The warp timeline's data for `trace`; None when it has no instrumentation lanes."""
+    lanes = {number: found for number, lane in enumerate(trace.lanes) if (found := warp_lane(lane)) is not None}
+    if not lanes:
+        return None
+    by_kernel: dict[str, list[int]] = {}
+    for index, event in enumerate(trace.events):
+        if (lane := lanes.get(event.lane)) is not None:
+            by_kernel.setdefault(lane.kernel, []).append(index)
+    pieces: list[tuple[str, list[int]]] = []
+    for kernel, indices in by_kernel.items():
+        pieces += [(kernel, sorted(launch, key=lambda i: trace.events[i].start))
+                   for launch in _split(trace, indices, lanes)]
+    pieces.sort(key=lambda piece: trace.events[piece[1][0]].start)
+    launches: list[Launch] = []
+    ordinals: dict[str, int] = {}
+    launch_of: dict[int, int] = {}
+    for kernel, indices in pieces:
+        ordinals[kernel] = ordinals.get(kernel, 0) + 1
+        launches.append(_launch(trace, lanes, kernel, len(launches) + 1, ordinals[kernel], indices))
+        launch_of.update(dict.fromkeys(indices, len(launches) - 1))
+    across: dict[str, dict[str, ScopeStats]] = {}
+    for kernel in by_kernel:
+        samples: dict[str, list[Sample]] = {}
+        for launch in launches:
+            if launch.kernel == kernel:
+                for name, scope in launch.scopes.items():
+                    samples.setdefault(name, []).extend(scope.samples)
+        across[kernel] = {name: scope_stats(name, found) for name, found in samples.items()}
+    return WarpTrace(trace, launches, across, clock_khz or None, launch_of, lanes)
+
+
+def _split(trace: Trace, indices: list[int], lanes: dict[int, WarpLane]) -> list[list[int]]:
+    """One kernel's events as launches (the rule in the module's description)."""
+    indices = sorted(indices, key=lambda i: trace.events[i].start)
+    launches: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()  # (CTA, warp) of the launch being gathered
+    piece: list[int] = []
+    latest = -math.inf
+
+    def close() -> None:
+        nonlocal seen
+        warps = {(lanes[trace.events[i].lane].cta, lanes[trace.events[i].lane].warp) for i in piece}
+        if launches and not warps & seen:
+            launches[-1].extend(piece)
+            seen |= warps
+        else:
+            launches.append(list(piece))
+            seen = warps
+
+    for index in indices:
+        event = trace.events[index]
+        if piece and event.start > latest:
+            close()
+            piece = []
+        piece.append(index)
+        latest = max(latest, event.end)
+    if piece:
+        close()
+    return launches
+
+
+def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, ordinal: int,
+            indices: list[int]) -> Launch:
+    """A launch from its events (in start order)."""
+    events = trace.events
+    warps: dict[Warp, dict[int, list[int]]] = {}
+    per_scope: dict[str, dict[Warp, list[int]]] = {}
+    first_seen: dict[str, tuple[int, float]] = {}
+    warp_of: dict[int, Warp] = {}  # lane → its warp
+    for index in indices:
+        event = events[index]
+        lane = lanes[event.lane]
+        warp = warp_of.get(event.lane)
+        if warp is None:
+            warp = warp_of[event.lane] = Warp(lane.sm, lane.cta, lane.warp)
+        warps.setdefault(warp, {}).setdefault(lane.line, []).append(index)
+        per_scope.setdefault(event.name, {}).setdefault(warp, []).append(index)
+        if event.name not in first_seen:
+            first_seen[event.name] = (lane.line, event.start)
+    warps = {warp: dict(sorted(warps[warp].items())) for warp in sorted(warps)}
+    sms: dict[int, dict[int, list[int]]] = {}
+    for warp in warps:
+        sms.setdefault(warp.sm, {}).setdefault(warp.cta, []).append(warp.warp)
+    scopes = {}
+    for name in sorted(per_scope, key=lambda n: first_seen[n]):
+        samples = []
+        for warp, found in sorted(per_scope[name].items()):
+            if len(found) == 1:
+                samples.append(Sample(warp, number, cycles_of(events[found[0]].duration), found[0]))
+            else:  # the scope recurs in this warp: its cycles summed, its longest occurrence the one to show
+                longest = max(found, key=lambda i: events[i].duration)
+                samples.append(Sample(warp, number, sum(cycles_of(events[i].duration) for i in found), longest))
+        scopes[name] = scope_stats(name, samples)
+    start = cycles_of(events[indices[0]].start)
+    end = cycles_of(max(events[i].end for i in indices))
+    return Launch(kernel, number, ordinal, start, end, indices, warps, sms, scopes)

@@ -1,0 +1,130 @@
+"""The warp timeline of an instrumentation trace (the real H200 capture: 16 CTAs × 4 warps, 2 launches) driven by
+its keys: it opens on the first launch with the slowest warp of the first scope selected and its lane open; n/N go
+through the stragglers, ] and [ between launches, space, e and c open and close the SM → CTA → warp groups; the
+details are the selected scope's statistics across warps."""
+
+from __future__ import annotations
+
+from proton_tui.hatchet import PendingLoad, load_profile
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.widgets.timeline_view import TimelineView
+from proton_tui.viewer import viewer_app
+from tests.helpers import FIXTURES, wait_for
+
+INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"
+
+
+def details(app) -> str:
+    return str(app.screen.query_one("#detail").render())
+
+
+def selected(timeline: TimelineView) -> tuple[str, str, str]:
+    event = timeline.trace.events[timeline.selected]
+    lane = timeline.trace.lanes[event.lane]
+    return lane.pid, lane.tid, event.name
+
+
+async def test_it_opens_on_the_first_launch_s_slowest_warp_with_its_statistics():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        assert timeline.display and app.focused is timeline and timeline.launch_at == 0
+        assert selected(timeline) == ("k_scoped Core4 CTA10", "warp 1 (line 0)", "kernel")
+        row = timeline.warp_rows[timeline.row]
+        assert row.kind == "warp" and row.warp.name == "CTA 10 warp 1 (SM 4)" and row.line == 0
+        assert {("sm", 4), ("cta", 10)} == timeline.expanded  # only the selected warp's groups are open
+        # the selected row is on screen, under the ruler
+        assert 0 <= timeline.row - round(timeline.scroll_y) < timeline.scrollable_content_region.height - 1
+        text = details(app)
+        assert "kernel in launch 1 of 2 (k_scoped)" in text and "1,331 cyc: the slowest of 64 warps" in text
+        assert "64: min 969  median 1,117  p99 1,331  max 1,331 cyc" in text
+        assert "SM clock unknown" in str(timeline.border_title) and "µs" not in text
+
+
+async def test_n_goes_through_the_stragglers_and_opens_their_lanes():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        await pilot.press("n")
+        assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 3 (line 0)")
+        await pilot.press("n")  # round again
+        assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 1 (line 0)")
+        await pilot.press("N")
+        assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 3 (line 0)")
+        # all closed: the next straggler of the warm launch opens its SM and CTA and shows its row
+        await pilot.press("c", "right_square_bracket")
+        assert timeline.launch_at == 1
+        await pilot.press("c")
+        assert all(row.kind == "sm" for row in timeline.warp_rows)
+        await pilot.press("n")
+        assert selected(timeline)[:2] == ("k_scoped Core127 CTA3", "warp 3 (line 0)")
+        assert timeline.warp_rows[timeline.row].kind == "warp" and {("sm", 127), ("cta", 3)} <= timeline.expanded
+        assert 0 <= timeline.row - round(timeline.scroll_y) < timeline.scrollable_content_region.height - 1
+        assert "717 cyc: the slowest of 64 warps" in details(app)
+
+
+async def test_launches_keep_the_warp_and_scope_and_their_own_statistics():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        await pilot.press("down", "right")  # warp 1's nested line, its first scope, then the next
+        assert selected(timeline) == ("k_scoped Core4 CTA10", "warp 1 (line 1)", "compute")
+        first_window = timeline.window
+        await pilot.press("right_square_bracket")
+        assert timeline.launch_at == 1 and selected(timeline) == ("k_scoped Core4 CTA10", "warp 1 (line 1)", "compute")
+        assert timeline.window[0] > first_window[1]  # the warm launch, on its own
+        assert "compute in launch 2 of 2" in details(app) and "64: min 284  median 316  p99 361  max 361 cyc" in \
+            details(app)
+        await pilot.press("right_square_bracket")  # no third launch
+        assert timeline.launch_at == 1
+        await pilot.press("left_square_bracket")
+        assert timeline.launch_at == 0 and "compute in launch 1 of 2" in details(app)
+
+
+async def test_groups_open_and_close_and_a_closed_group_is_one_row():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        assert len(timeline.warp_rows) == 16 + 1 + 8  # 16 SMs, CTA 10, its 4 warps × 2 lines
+        await pilot.press("space")  # on a warp: closes its CTA, the CTA's row selected
+        assert len(timeline.warp_rows) == 17 and timeline.warp_rows[timeline.row].label == "  ▸ CTA 10"
+        assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 1 (line 0)")
+        await pilot.press("enter")  # Enter on a group opens it
+        assert len(timeline.warp_rows) == 25
+        await pilot.press("c")
+        assert len(timeline.warp_rows) == 16 and timeline.warp_rows[timeline.row].label == "▸ SM 4 CTA 10"
+        bar = timeline.layout_.bar_of(timeline.selected, timeline.row)
+        assert bar is not None and timeline.selected in bar.events
+        await pilot.press("e")
+        assert len(timeline.warp_rows) == 16 * (1 + 1 + 8)
+        assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 1 (line 0)")
+
+
+async def test_the_sm_clock_given_shows_times_beside_the_cycles():
+    app = viewer_app(PendingLoad(INSTR), clock_khz=1_980_000)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(lambda: app.screen.query(TimelineView) and app.screen.query_one(TimelineView).display,
+                       what="the timeline")
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        assert timeline.warps.clock_khz == 1_980_000
+        assert "1,338 cyc (676 ns)" in str(timeline.border_title)
+        assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
+        assert "the reported max SM clock 1,980 MHz" in details(app)
+
+
+async def test_the_table_and_back_keep_a_closed_group_s_row():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        await pilot.press("c", "down")
+        row, event = timeline.row, timeline.selected
+        assert timeline.warp_rows[row].label == "▸ SM 6 CTA 11"
+        await pilot.press("t", "t")
+        assert timeline.display and (timeline.row, timeline.selected) == (row, event)
+        assert timeline.expanded == set()
