@@ -181,8 +181,23 @@ def launch_and_check(args: argparse.Namespace, device: str, interpreted: bool) -
     print(f"{PREFIX} loop_ms={loop_s * 1e3:.3f} per_iter_us={loop_s / args.iters * 1e6:.3f} gbps={gbps:.3g}",
           flush=True)
 
+    if not interpreted:
+        print_sm_clock()
     expected = x + y
     return (out - expected).abs().max().item(), torch.equal(out, expected)
+
+
+def print_sm_clock() -> None:
+    """The GPU's SM clock in kHz as Triton's driver reports it (the maximum; Proton's device info writes the same):
+    what an instrumentation capture's cycles are converted to time at."""
+    try:
+        import torch
+        from triton.runtime import driver
+
+        clock = driver.active.utils.get_device_properties(torch.cuda.current_device())["sm_clock_rate"]
+    except Exception:  # another driver, or an older Triton: the clock is then unknown, nothing else changes
+        return
+    print(f"{PREFIX} sm_clock_khz={clock}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:

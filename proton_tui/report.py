@@ -179,6 +179,12 @@ def header_line(profile: Profile) -> str:
                      f"devices: {devices}")
 
 
+def run_clock(profile: Profile) -> float | None:
+    """The SM clock the capture's run reported (kHz), if any."""
+    facts = profile.cycle_facts
+    return facts.clock_khz if facts is not None else None
+
+
 def cycle_notes(profile: Profile) -> list[str]:
     """What an instrumentation capture's numbers mean, and what they cannot say: a line each."""
     if profile.unit != "cycles":
@@ -378,7 +384,7 @@ def kernel_summary_lines(display: Display, limit: int | None = None,
     profile = display.profile
     yield header_line(profile)
     if profile.trace is not None:
-        yield from trace_lines(profile.trace, clock_khz)
+        yield from trace_lines(profile.trace, clock_khz or run_clock(profile))
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
@@ -463,7 +469,8 @@ def summary_json(display: Display, clock_khz: int | None = None) -> dict:
         "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
-        **({"trace": trace_record(profile.trace, clock_khz)} if profile.trace is not None else {}),
+        **({"trace": trace_record(profile.trace, clock_khz or run_clock(profile))} if profile.trace is not None
+           else {}),
         "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
     }
 

@@ -48,6 +48,7 @@ class OutputSignals:
     loop_ms: float | None = None
     per_iter_us: float | None = None
     gbps: float | None = None
+    sm_clock_khz: float | None = None  # the GPU's SM clock as Triton's driver reports it (its maximum)
     script_error: str | None = None  # Proton CLI: "An error occurred while executing the script: …"
     missing_library: str | None = None
     usage_error: str | None = None  # an argparse "prog: error: …" line
@@ -98,6 +99,8 @@ class OutputClassifier:
             signals.device = value
         elif key == "max_abs_err":
             signals.max_abs_err = _number(value)
+        elif key == "sm_clock_khz":
+            signals.sm_clock_khz = _number(value)
         else:
             for name, number in TIMING.findall(line):
                 setattr(signals, name, _number(number))

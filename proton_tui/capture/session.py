@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -153,7 +153,8 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
     if command.capture_path is not None:
         capture, profile = capture_status(command.capture_path, {"device_requested": plan.params.device,
                                                                   "device_pinning": pinning(command),
-                                                                  "params": asdict(plan.params)})
+                                                                  "params": asdict(plan.params),
+                                                                  "sm_clock_khz": classifier.signals.sm_clock_khz})
     verdict = decide_verdict(classifier, process, capture, plan.params.backend)
     record = run_record(plan, run_dir, command, classifier, process, verdict, profile, started_at)
     write_json(run_dir / RUN_JSON, record)
@@ -184,7 +185,9 @@ def apply_run_record(profile: Profile, record: dict, source: str = "the run") ->
     instrumentation capture, its launches, CTAs and sampled warps (a trace's own count of launches is kept)."""
     if (pinned := pinned_devices(record)) is not None:
         profile.renumber_devices(*pinned)
-    if profile.unit == "cycles" and profile.trace is None and (facts := facts_from_record(record, source)):
+    if profile.unit == "cycles" and (facts := facts_from_record(record, source)):
+        if profile.trace is not None and profile.cycle_facts is not None:  # a trace counts its own launches
+            facts = replace(profile.cycle_facts, clock_khz=facts.clock_khz)
         profile.cycle_facts = facts
     return profile
 
@@ -250,6 +253,7 @@ def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: Outpu
         "loop_ms": signals.loop_ms,
         "per_iter_us": signals.per_iter_us,
         "gbps": signals.gbps,
+        "sm_clock_khz": signals.sm_clock_khz,
         "max_abs_err": signals.max_abs_err,
         "capture": str(command.capture_path) if command.capture_path else None,
         "stdout_log": str(run_dir / STDOUT_LOG),

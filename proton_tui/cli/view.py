@@ -74,6 +74,12 @@ def view(
     profile = load(file, show_internal)
     if clock_khz is not None and not has_warps(profile):
         fail(f"--sm-clock-khz: {file} is not an instrumentation trace (its cycles are what the clock converts)")
+    if clock_khz is not None:  # the tree of the trace's scopes is then timed at it too
+        from dataclasses import replace
+
+        from ..hatchet.cycles import CycleFacts
+
+        profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=float(clock_khz))
     names = names_for([profile], raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())

@@ -37,6 +37,7 @@ class CycleFacts:
     sampled_warps: int | None = None  # warps recorded in each CTA under warp sampling; None: every warp
     sampling_known: bool = False  # whether the source says if warps were sampled
     source: str = ""  # where these facts come from: "the run", "the trace"
+    clock_khz: float | None = None  # the SM clock the run's GPU reported, for a capture without device info
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,10 @@ def clock_khz(profile: Profile, device: str) -> float | None:
     by_id = profile.device_info.get(device_type)
     spec = by_id.get(device_id) if isinstance(by_id, dict) else None
     value = spec.get("clock_rate") if isinstance(spec, dict) else None
-    return float(value) if is_number(value) and value > 0 else None
+    if is_number(value) and value > 0:
+        return float(value)
+    facts = profile.cycle_facts
+    return facts.clock_khz if facts is not None and facts.clock_khz else None
 
 
 def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | None:
@@ -178,15 +182,17 @@ def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | Non
     params = record.get("params")
     if not isinstance(params, dict) or params.get("backend") != "instrumentation" or not params.get("profile", True):
         return None
+    clock = record.get("sm_clock_khz")
+    clock = float(clock) if is_number(clock) and clock > 0 else None
     warps = params.get("warps") or []
     sampled = len(warps) if isinstance(warps, (list, tuple)) and warps else None
     if params.get("payload") is not None:  # another script launches what it launches
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source)
+        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
     size, block, iters = params.get("size"), params.get("block_size"), params.get("iters")
     if not all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source)
+        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
     return CycleFacts(launches=iters + 1, ctas=-(-size // block), sampled_warps=sampled, sampling_known=True,
-                      source=source)
+                      source=source, clock_khz=clock)
 
 
 def facts_from_trace(trace: Trace) -> CycleFacts | None:

@@ -206,3 +206,8 @@ def test_dropped_events_are_counted_and_explained():
     verdict = decide_verdict(classifier, exited(0), CaptureStatus(CAPTURE, empty=True), "instrumentation")
     assert verdict.outcome is Outcome.EMPTY_CAPTURE
     assert any("12 warps lost events" in hint and "--buffer-size" in hint for hint in verdict.hints)
+
+
+def test_the_payloads_sm_clock_is_read():
+    classifier = classified(PASS_STREAM[:2] + ["vecadd: sm_clock_khz=1980000"] + PASS_STREAM[2:])
+    assert classifier.signals.sm_clock_khz == 1_980_000

@@ -102,6 +102,23 @@ def test_the_run_record_gives_launches_ctas_and_sampling():
     assert own.launches is None and own.ctas is None  # another script: its launches are its own
     assert facts_from_record({"params": {**base["params"], "backend": "cupti"}}) is None
     assert facts_from_record({}) is None
+    clocked = facts_from_record({**base, "sm_clock_khz": 1_980_000})
+    assert clocked.clock_khz == 1_980_000  # the payload's `vecadd: sm_clock_khz=` line, kept in run.json
+
+
+def test_a_trace_from_a_run_is_timed_at_the_clock_its_payload_reported(tmp_path):
+    """A trace has no device info: the SM clock comes from the run (the payload prints Triton driver's), and the
+    trace keeps its own count of launches."""
+    from proton_tui.capture.session import apply_run_record
+
+    profile = load_profile(FIXTURES / "instr_vecadd_trace_3.7.1.chrome_trace")
+    record = {"params": {"size": 16384, "iters": 2, "block_size": 1024, "backend": "instrumentation",
+                         "profile": True, "payload": None, "warps": []}, "sm_clock_khz": 1_980_000}
+    apply_run_record(profile, record)
+    kernel = next(n for n in range(profile.node_count) if profile.names[n] == "kernel")
+    numbers = scope_numbers(profile, kernel)
+    assert numbers.clock_khz == 1_980_000 and numbers.launches == 3
+    assert numbers.time_ns == pytest.approx(profile.own[kernel] / 64 / 3 / 1.98)
 
 
 def test_time_captures_are_left_as_they_are():

@@ -194,7 +194,7 @@ def test_view_plain_prints_the_statistics_per_launch_and_across_in_cycles():
     across = lines.index("all 2 launches of k_scoped: 128 warp runs")
     compute = next(line for line in lines[across:] if " compute" in line)
     assert compute.endswith("compute  slowest: CTA 10 warp 0 (SM 4) in launch 1 978 cyc")
-    assert lines[-2].split() == ["cycles", "%", "launches", "avg", "kernel"]  # then the kernel summary
+    assert lines[-2].split() == ["cycles", "%", "per", "warp·launch", "kernel"]  # then the kernel summary
 
 
 def test_view_plain_with_the_sm_clock_adds_times_at_it():

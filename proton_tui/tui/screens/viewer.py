@@ -272,7 +272,9 @@ class ProfileScreen(Screen):
         table.display, timeline.display = False, True
         timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
         if timeline.trace is not self.profile.trace:
-            timeline.show(self.profile.trace, table.display_spec.names, self.clock_khz)
+            facts = self.profile.cycle_facts  # a run's GPU clock, when the trace came from one
+            clock = self.clock_khz or (facts.clock_khz if facts is not None else None)
+            timeline.show(self.profile.trace, table.display_spec.names, clock)
         elif timeline.selected is not None:
             timeline.select(timeline.selected)
         timeline.focus()
