@@ -257,7 +257,7 @@ HIDING_VALUES = ("", "-1")
 VISIBLE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 TRUE_WORDS = ("1", "true", "yes", "on", "y")
 ADMIN_ONLY = re.compile(r"^RmProfilingAdminOnly:\s*(\d+)", re.M)
-NVIDIA_MODULE = re.compile(r"Kernel Module\s+(\S+)")
+NVIDIA_MODULE = re.compile(r"Kernel Module\b.*?\s(\d+(?:\.\d+)+)(?:\s|$)")
 CACHE_FACTS = {
     "fresh": ("ok", "answered from its cache (no interpreter started)", None),
     "stale": ("info", "probed again: the interpreter or its packages changed since the last probe", None),

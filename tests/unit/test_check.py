@@ -4,8 +4,10 @@ processes and a stand-in payload, and the real payload through the Triton interp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -507,21 +509,28 @@ async def test_gpu_check_reads_each_gpu_and_names_a_concurrent_load(tmp_path):
         pytest.skip("GPU readings are NVIDIA's (NVML)")
     last = info.gpu_count - 1
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "load_gpu.py"
-    load = subprocess.Popen([PY, str(script), "--gpu", str(last), "--seconds", "120"], stdout=subprocess.PIPE,
-                            text=True)
+    # Started through a shell that leaves it behind: another program's process, not one of this one's (the check
+    # leaves its own process tree out of the GPU's processes).
+    log = tmp_path / "load.log"
+    started = subprocess.run(["sh", "-c", f'"$0" "$1" --gpu {last} --seconds 120 > "$2" 2>&1 & echo $!',
+                              PY, str(script), str(log)], capture_output=True, text=True, check=True)
+    load_pid = int(started.stdout)
     try:
-        assert load.stdout.readline().startswith("load_gpu: busy"), "the load did not start"
-        report = await execute_check(plan_check(PY, size="2^26", iters=20, output=tmp_path))
+        for _ in range(600):
+            if "load_gpu: busy" in log.read_text():
+                break
+            await asyncio.sleep(0.1)
+        assert "load_gpu: busy" in log.read_text(), "the load did not start"
+        report = await execute_check(plan_check(PY, size="2^26", iters=20, output=tmp_path / "check"))
     finally:
-        load.kill()
-        load.wait()
+        os.kill(load_pid, signal.SIGKILL)
     assert report.readings_note is None
     for checked in report.rows:
         readings = checked.readings
         assert readings and not readings.get("problem"), readings
         assert readings["device"]["found_by"] == "uuid" and readings["during"]["samples"] >= 1
         assert "sm_clock_max_mhz" in readings["before"] and "clocks_event_reasons" in readings["after"]
-    assert report.rows[last].causes[0].startswith(f"other process on the GPU: pid {load.pid} ("), report.rows[last]
+    assert report.rows[last].causes[0].startswith(f"other process on the GPU: pid {load_pid} ("), report.rows[last]
     if len(report.rows) > 1:
         assert report.rows[last].flagged and report.rows[last].likely_cause.startswith("other process")
         assert not any(cause.startswith("other process") for row in report.rows[:last] for cause in row.causes)

@@ -270,3 +270,12 @@ def test_the_no_gpu_report_exits_3():
     report = stored_report("no_gpu")
     assert report.exit_code == NO_GPU_EXIT == 3
     assert "\nno GPU: profiling not checked\n" in format_report(report)
+
+
+def test_the_open_kernel_modules_version_line_gives_the_driver_version():
+    """The H200's driver (580.159.04, NVIDIA's open kernel module) words its version line "Open Kernel Module for
+    x86_64": the version is the number, not the word after "Kernel Module"."""
+    line = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+            "(dvs-builder@U22-I3-AF03-09-1)  Thu Oct  9 2025\n")
+    assert facts(host=replace(NVIDIA_HOST, nvidia_version=line))["driver"].value == "NVIDIA 580.159.04"
+    assert facts()["driver"].value == "NVIDIA 580.159.04"

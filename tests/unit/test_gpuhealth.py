@@ -155,3 +155,19 @@ def test_the_reader_reads_a_real_gpu():
         assert isinstance(snapshot.get("processes"), list)
     finally:
         nvml.close()
+
+
+def recorded(name: str) -> dict:
+    return json.loads((FIXTURES / "nvml" / f"recorded_h200_{name}.json").read_text())
+
+
+def test_recorded_h200_readings():
+    """Recorded on the H200 with benchmarks/gpu/record_nvml.py: idle and under its own load nothing explains a slow
+    GPU; beside benchmarks/gpu/load_gpu.py (another process, started apart) that process is named first."""
+    for name in ("idle", "load"):
+        assert likely_causes(recorded(name)) == [], name
+        assert recorded(name)["device"]["found_by"] == "uuid"
+    loaded = recorded("load")
+    assert loaded["during"]["busy_samples"] >= 1 and loaded["during"]["sm_clock_mhz_max"] == 1980
+    shared = likely_causes(recorded("other_process"))
+    assert shared[0].text == "other process on the GPU: pid 749 (python3)"
