@@ -195,8 +195,8 @@ def cycle_notes(profile: Profile) -> list[str]:
     notes = ["note: cycles are summed over every CTA, warp and launch; per warp divides them by the warps "
              "recorded (Proton's normalized_cycles divides by every warp of every CTA)"]
     if facts is not None and facts.launches:
-        notes.append(f"note: per warp·launch: per warp over the {counted(facts.launches, 'launch', 'launches')} "
-                     f"{facts.source} made")
+        notes.append(f"note: per warp·launch divides per warp by the {counted(facts.launches, 'launch', 'launches')} "
+                     f"({facts.source})")
     else:
         notes.append("note: the capture does not record how many launches it sums: per warp is every launch's "
                      "total (a run's run.json beside the capture gives the count)")

@@ -63,6 +63,14 @@ class NamesReady(Message):
         self.names = names
 
 
+class WarpsRead(Message):
+    """An instrumentation trace's warps, launches and statistics, worked out off the UI thread."""
+
+    def __init__(self, trace: object, clock_khz: float | None, warps: object) -> None:
+        super().__init__()
+        self.trace, self.clock_khz, self.warps = trace, clock_khz, warps
+
+
 class ViewCapture(Message):
     """Open a loaded capture in the viewer, with the run that made it when there is one."""
 

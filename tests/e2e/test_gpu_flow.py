@@ -191,3 +191,38 @@ def test_an_instrumentation_run_from_the_form_shows_cycles_per_warp(tmp_path, mo
         assert exit_status(term, rc_file, 30, "ctrl+q") == "0"
     finally:
         term.kill()
+
+
+def test_an_instrumentation_trace_opens_on_its_warp_timeline(tmp_path, monkeypatch):
+    """`run --backend instrumentation --data trace` (2^20 floats: 1,024 CTAs × 4 warps, 21 launches), then its
+    capture in a real terminal: the warp timeline of the first launch at the SM clock the run reported, ] to the
+    next launch, n to a straggler, t to the tree of its scopes."""
+    import subprocess
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    runs = tmp_path / "runs"
+    script = Path(sys.executable).with_name("proton-tui")
+    done = subprocess.run([str(script), "run", "--backend", "instrumentation", "--data", "trace", "--output",
+                           str(runs)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "verdict: PASS" in done.stdout, done.stdout + done.stderr
+    (capture,) = runs.glob("*/vecadd.chrome_trace")
+    term = Terminal(f"proton-gpu-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        started = time.monotonic()
+        rc_file = start_proton_tui(term, tmp_path, "view", str(capture), size=SIZE)
+        screen = term.wait_for(lambda s: "Launch 1 of 21" in s and "stragglers" in s and s, 120,
+                               "the first launch's warp timeline")
+        seconds = time.monotonic() - started
+        assert "SM clock unknown" not in screen, screen  # the clock the payload printed, from run.json beside it
+        term.keys("]")
+        term.wait_for(lambda s: "Launch 2 of 21" in s, 15, "the second launch")
+        term.keys("n")
+        time.sleep(0.5)
+        term.keys("t")
+        term.wait_for(lambda s: "per warp·launch" in s and "(unattributed)" in s, 15, "the tree of its scopes")
+        if evidence := os.environ.get("PROTON_TUI_EVIDENCE"):
+            (Path(evidence) / "warp-timeline.json").write_text(json.dumps({"view_to_timeline_s": seconds}))
+        term.keys("q")
+        assert exit_status(term, rc_file, 30, "q") == "0"
+    finally:
+        term.kill()

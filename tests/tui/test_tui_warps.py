@@ -128,3 +128,30 @@ async def test_the_table_and_back_keep_a_closed_group_s_row():
         await pilot.press("t", "t")
         assert timeline.display and (timeline.row, timeline.selected) == (row, event)
         assert timeline.expanded == set()
+
+
+async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
+    """Above WARPS_IN_BACKGROUND events the timeline first says it is reading the warps, the keys still answer,
+    and the first launch appears when the worker is done."""
+    from proton_tui.tui.screens import viewer
+
+    monkeypatch.setattr(viewer, "WARPS_IN_BACKGROUND", 100)  # the real capture's 512 events count as large
+    release = __import__("threading").Event()
+    slow_warp_trace = viewer.warp_trace
+
+    def held(trace, clock_khz):
+        release.wait(30)
+        return slow_warp_trace(trace, clock_khz)
+
+    monkeypatch.setattr(viewer, "warp_trace", held)
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(TimelineView)
+        assert "reading the warps of 512 events" in str(timeline.border_title)
+        await pilot.press("f1")  # the UI answers while the warps are read
+        await wait_for(lambda: app.screen.__class__.__name__ == "HelpScreen", 10, "the help screen")
+        await pilot.press("escape")
+        release.set()
+        await wait_for(lambda: timeline.warps is not None, 30, "the warps")
+        assert timeline.launch_at == 0 and selected(timeline)[2] == "kernel"

@@ -27,9 +27,11 @@ from ...filters import FilterError, ViewFilter
 from ...flame import merged_text
 from ...formatting import counted, format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
+from ...hatchet.trace import WARP, Trace
 from ...names import Names, demangler_available
 from ...report import (
     bandwidth_notes,
+    cycle_notes,
     details_text,
     device_lines,
     event_details,
@@ -37,7 +39,8 @@ from ...report import (
     kernel_details,
     node_details,
 )
-from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
+from ...warps import warp_trace
+from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
 from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
@@ -50,6 +53,9 @@ if TYPE_CHECKING:
     from ...capture.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
+# Trace events above which an instrumentation trace's warps are worked out off the UI thread (344k events took
+# 9.9 s on the 2-core CPU machine, so this is about 0.6 s there).
+WARPS_IN_BACKGROUND = 20_000
 FILTER_DELAY_S = 0.3
 # How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
@@ -230,9 +236,21 @@ class ProfileScreen(Screen):
             line += f"  filtered: {format_percent(profile.percent(profile.total))} of the capture"
         if hidden := self.view_filter.hidden_empty(profile):
             line += f"  {counted(hidden, 'empty frame')} hidden (h shows)"
-        if notes := len(device_lines(profile) + bandwidth_notes(profile)):
+        if notes := len(device_lines(profile) + bandwidth_notes(profile) + cycle_notes(profile)):
             line += f"  {counted(notes, 'note')} in ROOT's details"
         return line
+
+    @work(thread=True, exclusive=True, group="warps", exit_on_error=False)
+    def read_warps(self, trace: Trace, clock_khz: float | None) -> None:
+        """An instrumentation trace's launches and per-scope statistics, off the UI thread."""
+        self.post_message(WarpsRead(trace, clock_khz, warp_trace(trace, clock_khz)))
+
+    def on_warps_read(self, message: WarpsRead) -> None:
+        if self.profile is None or message.trace is not self.profile.trace:
+            return
+        timeline = self.query_one(TimelineView)
+        timeline.show(message.trace, self.query_one(ProfileTable).display_spec.names, message.clock_khz,
+                      warps=message.warps)
 
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
@@ -274,7 +292,12 @@ class ProfileScreen(Screen):
         if timeline.trace is not self.profile.trace:
             facts = self.profile.cycle_facts  # a run's GPU clock, when the trace came from one
             clock = self.clock_khz or (facts.clock_khz if facts is not None else None)
-            timeline.show(self.profile.trace, table.display_spec.names, clock)
+            trace = self.profile.trace
+            if len(trace.events) > WARPS_IN_BACKGROUND and any(lane.kind == WARP for lane in trace.lanes):
+                timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
+                self.read_warps(trace, clock)
+            else:
+                timeline.show(trace, table.display_spec.names, clock)
         elif timeline.selected is not None:
             timeline.select(timeline.selected)
         timeline.focus()

@@ -115,11 +115,19 @@ class TimelineView(ScrollView, can_focus=True):
             return start, max(max(events[i].end for i in self.launch.events), start + 1.0)
         return self.trace.start, max(self.trace.end, self.trace.start + 1.0)
 
-    def show(self, trace: Trace, names: Names | None = None, clock_khz: int | None = None) -> None:
+    def waiting(self, text: str) -> None:
+        """Nothing to show yet: `text` says what is being worked out."""
+        self.trace, self.warps, self.layout_, self.selected = None, None, None, None
+        self.border_title = Text(text)
+        self.refresh()
+
+    def show(self, trace: Trace, names: Names | None = None, clock_khz: float | None = None,
+             warps: WarpTrace | None = None) -> None:
         """Show all of `trace`, its first kernel selected. An instrumentation trace shows its first launch, the
-        slowest warp of its first scope selected; `clock_khz` (the SM clock) adds times to its cycles."""
+        slowest warp of its first scope selected; `clock_khz` (the SM clock) adds times to its cycles; `warps`:
+        its warps already worked out (`warp_trace`), else they are here."""
         self.trace, self.names = trace, names or self.names
-        self.warps = warp_trace(trace, clock_khz)
+        self.warps = warps if warps is not None else warp_trace(trace, clock_khz)
         if self.warps is not None and self.warps.launches:
             self.launch_at, self.expanded = 0, set()
             self._launch_shown()
