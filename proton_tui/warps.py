@@ -247,28 +247,48 @@ def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, 
             indices: list[int]) -> Launch:
     """A launch from its events (in start order)."""
     events = trace.events
+    by_lane: dict[int, list[int]] = {}  # each lane's events, in start order
+    for index in indices:
+        lane_id = events[index].lane
+        found = by_lane.get(lane_id)
+        if found is None:
+            by_lane[lane_id] = [index]
+        else:
+            found.append(index)
+    # lanes in the timeline's order (SM, CTA, warp, line): every dict below is then built in that order
+    ordered = sorted(by_lane, key=lambda lane_id: (lanes[lane_id].sm, lanes[lane_id].cta, lanes[lane_id].warp,
+                                                     lanes[lane_id].line))
     warps: dict[Warp, dict[int, list[int]]] = {}
     per_scope: dict[str, dict[Warp, list[int]]] = {}
-    first_seen: dict[str, tuple[int, float]] = {}
-    warp_of: dict[int, Warp] = {}  # lane → its warp
-    for index in indices:
-        event = events[index]
-        lane = lanes[event.lane]
-        warp = warp_of.get(event.lane)
-        if warp is None:
-            warp = warp_of[event.lane] = Warp(lane.sm, lane.cta, lane.warp)
-        warps.setdefault(warp, {}).setdefault(lane.line, []).append(index)
-        per_scope.setdefault(event.name, {}).setdefault(warp, []).append(index)
-        if event.name not in first_seen:
-            first_seen[event.name] = (lane.line, event.start)
-    warps = {warp: dict(sorted(warps[warp].items())) for warp in sorted(warps)}
+    first_seen: dict[str, tuple[float, int]] = {}  # a scope's first start, and its line there
+    for lane_id in ordered:
+        lane, found = lanes[lane_id], by_lane[lane_id]
+        warp = Warp(lane.sm, lane.cta, lane.warp)
+        lines = warps.get(warp)
+        if lines is None:
+            lines = warps[warp] = {}
+        lines[lane.line] = found
+        for index in found:
+            event = events[index]
+            name = event.name
+            scope = per_scope.get(name)
+            if scope is None:
+                scope = per_scope[name] = {}
+            same = scope.get(warp)
+            if same is None:
+                scope[warp] = [index]
+            else:
+                same.append(index)
+            seen = first_seen.get(name)
+            if seen is None or event.start < seen[0]:
+                first_seen[name] = (event.start, lane.line)
     sms: dict[int, dict[int, list[int]]] = {}
     for warp in warps:
         sms.setdefault(warp.sm, {}).setdefault(warp.cta, []).append(warp.warp)
     scopes = {}
-    for name in sorted(per_scope, key=lambda n: first_seen[n]):
+    for name in sorted(per_scope, key=lambda n: (first_seen[n][1], first_seen[n][0])):
         samples = []
-        for warp, found in sorted(per_scope[name].items()):
+        for warp, found in per_scope[name].items():
             if len(found) == 1:
                 samples.append(Sample(warp, number, cycles_of(events[found[0]].duration), found[0]))
             else:  # the scope recurs in this warp: its cycles summed, its longest occurrence the one to show
