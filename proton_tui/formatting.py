@@ -22,7 +22,7 @@ def format_value(value: float, unit: str) -> str:
     if unit == "none":
         return ""
     if unit == "cycles":
-        return f"{value:,.0f} cyc"
+        return f"{cycles_number(value)} cyc"
     if value < 1e3:
         return f"{value:.0f} ns"
     for scale, suffix in ((1e6, "µs"), (1e9, "ms")):
@@ -31,9 +31,14 @@ def format_value(value: float, unit: str) -> str:
     return f"{value / 1e9:,.2f} s"
 
 
+def cycles_number(cycles: float) -> str:
+    """Cycles without their unit: a count whole, a mean or a median between two warps with one decimal."""
+    return f"{cycles:,.0f}" if cycles == int(cycles) else f"{cycles:,.1f}"
+
+
 def format_cycles(cycles: float) -> str:
-    """An exact cycle count: whole, or with its half where it is one (a median halfway between two warps)."""
-    return f"{cycles:,.0f} cyc" if cycles == int(cycles) else f"{cycles:,.1f} cyc"
+    """Cycles with their unit, as format_value writes them."""
+    return format_value(cycles, "cycles")
 
 
 def format_count(count: int) -> str:
@@ -99,6 +104,8 @@ def format_ratio(ratio: float | None) -> str:
 def value_width(largest: float, unit: str) -> int:
     """The widest cell format_value writes for any value up to `largest`."""
     candidates = [largest] + ([edge for edge in UNIT_EDGES if edge <= largest] if unit == "ns" else [])
+    if unit == "cycles":  # a mean just under a whole largest value has as many digits and a decimal more
+        candidates.append(max(largest - 0.5, 0.5))
     return max(len(format_value(value, unit)) for value in candidates)
 
 
@@ -167,12 +174,16 @@ def per_warp_title(profile: Profile) -> str:
 
 
 def clock_title(profile: Profile) -> str | None:
-    """The time column's title, naming the SM clock it is at; None when the capture gives no clock."""
+    """The time column's title, naming the SM clock it is at; None when the capture gives no clock. Worked out once
+    per profile and what its run says (every row's cells ask)."""
+    cached = profile.__dict__.get("_clock_title")
+    if cached is not None and cached[0] is profile.cycle_facts:
+        return cached[1]
     clocks = sorted({numbers.clock_khz for node in range(profile.node_count)
                      if (numbers := scope_numbers(profile, node)) is not None and numbers.clock_khz})
-    if not clocks:
-        return None
-    return f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
+    title = None if not clocks else f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
+    profile.__dict__["_clock_title"] = (profile.cycle_facts, title)
+    return title
 
 
 def cycle_columns(profile: Profile) -> list[Column]:

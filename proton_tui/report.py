@@ -19,8 +19,8 @@ from .formatting import (
     aligned_row,
     columns,
     counted,
+    cycles_number,
     format_count,
-    format_cycles,
     format_gbps,
     format_percent,
     format_value,
@@ -31,7 +31,7 @@ from .hatchet import KernelStats, Profile
 from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
 from .hatchet.profile import NO_UNIT
 from .names import Names
-from .warps import Warp, cycles_of
+from .warps import TRACE_UNITS, Warp, cycles_of
 
 if TYPE_CHECKING:
     from .hatchet.trace import Trace
@@ -192,8 +192,9 @@ def cycle_notes(profile: Profile) -> list[str]:
     facts = profile.cycle_facts
     shown = [(node, numbers) for node in range(profile.node_count)
              if (numbers := scope_numbers(profile, node)) is not None]
-    notes = ["note: cycles are summed over every CTA, warp and launch; per warp divides them by the warps "
-             "recorded (Proton's normalized_cycles divides by every warp of every CTA)"]
+    notes = ["note: cycles are summed over every CTA, warp and launch; " + (
+        "per warp divides them by the warps the trace holds (only those recorded)" if profile.trace is not None else
+        "per warp divides them by the warps recorded (Proton's normalized_cycles divides by every warp of every CTA)")]
     if facts is not None and facts.launches:
         notes.append(f"note: per warp·launch divides per warp by the {counted(facts.launches, 'launch', 'launches')} "
                      f"({facts.source})")
@@ -205,6 +206,10 @@ def cycle_notes(profile: Profile) -> list[str]:
         notes.append(f"note: {sampled[0]} of {sampled[1]} warps recorded in each CTA ({facts.source}): Proton's "
                      f"normalized_cycles divides by all {sampled[1]}, so per warp is corrected "
                      f"(×{sampled[1] / sampled[0]:g})")
+    elif facts is not None and facts.sampled_warps and profile.trace is None:
+        notes.append(f"note: {facts.sampled_warps} warps of each CTA were recorded ({facts.source}), but how many "
+                     "CTAs and warps each launch ran is unknown: per warp (Proton's normalized_cycles, divided by "
+                     "every warp) is too small, by the share of warps not recorded")
     elif facts is None or not facts.sampling_known:
         notes.append("note: whether warps were sampled is not recorded: if they were, per warp is too small (Proton "
                      "divides by every warp)")
@@ -230,8 +235,11 @@ def cycle_rows(profile: Profile, numbers: ScopeNumbers, derived: bool = False) -
         rows.append(("derived", "the parent scope's cycles its child scopes do not cover: index math, masking, "
                                 "the waits between scopes"))
     if numbers.per_warp is not None:
-        proton = (f"Proton's normalized_cycles ÷ {numbers.divisor:,} CTAs × warps" if numbers.divisor
-                  else "Proton's normalized_cycles")
+        if profile.trace is not None:  # worked out here: a trace has no normalized_cycles
+            proton = f"cycles ÷ the {numbers.divisor:,} warps the trace holds"
+        else:
+            proton = (f"Proton's normalized_cycles ÷ {numbers.divisor:,} CTAs × warps" if numbers.divisor
+                      else "Proton's normalized_cycles")
         if numbers.sampling:
             recorded, warps = numbers.sampling
             rows.append(("per warp", f"{format_value(numbers.per_warp, 'cycles')}, corrected: {recorded} of "
@@ -282,8 +290,8 @@ def trace_lines(trace: Trace, clock_khz: int | None = None) -> list[str]:
     warps = warp_trace(trace, clock_khz)
     span = trace.end - trace.start
     if warps is not None and len(warps.lane_of) == len(trace.lanes):  # all warps: the trace's times are cycles
-        lines = [f"trace: {counted(len(trace.lanes), 'warp lane')}, {format_cycles(round(span))} from the first "
-                 "event to the last"]
+        lines = [f"trace: {counted(len(trace.lanes), 'warp lane')}, {cycles_number(round(span))} {TRACE_UNITS} from "
+                 "the first event to the last"]
     else:
         lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to "
                  "the last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
@@ -327,8 +335,8 @@ def warp_lines(warps: WarpTrace) -> list[str]:
     for launch in warps.launches:
         lines.append(f"launch {launch.number} of {len(warps.launches)} ({printable(launch.kernel)}): "
                      f"{counted(launch.ctas, 'CTA')} on {counted(len(launch.sms), 'SM')}, "
-                     f"{counted(len(launch.warps), 'warp')}, {warps.cycles_text(launch.end - launch.start)} from its "
-                     "first scope to its last end")
+                     f"{counted(len(launch.warps), 'warp')}, {cycles_number(launch.end - launch.start)} trace units "
+                     "from its first scope to its last end")
         lines += scope_table(warps, list(launch.scopes.values()), across=False)
     if len(warps.launches) > 1:
         for kernel, count in kernels.items():
@@ -413,7 +421,7 @@ def kernel_records(display: Display) -> list[dict]:
             "readable_name": display.names.readable_name(kernel.name),
             "value": kernel.value,
             "percent": round(profile.percent(kernel.value), 4),
-            "launches": kernel.launches,
+            "launches": None if profile.unit == "cycles" else kernel.launches,  # an instrumentation tree has none
             "avg": kernel.avg,
             "bytes": kernel.bytes or None,
             "gbps": kernel.gbps,
@@ -435,7 +443,7 @@ def tree_records(display: Display) -> list[dict]:
             "readable_name": display.names.readable_name(profile.names[node]),
             "value": profile.inclusive[node],
             "percent": round(profile.percent(profile.inclusive[node]), 4),
-            "launches": profile.launches[node],
+            "launches": None if profile.unit == "cycles" else profile.launches[node],
             "avg": profile.avg(node) if profile.launches[node] else None,
             "gbps": profile.gbps(node),
             "peak_percent": profile.peak_percent(node),
@@ -561,7 +569,7 @@ def stats_text(warps: WarpTrace, scope: ScopeStats) -> str:
         values = "  ".join(f"{label} {warps.cycles_text(value)}" for label, value in
                            (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
     else:  # the unit once
-        values = "  ".join(f"{label} {format_cycles(value)[:-4]}" for label, value in
+        values = "  ".join(f"{label} {cycles_number(value)}" for label, value in
                            (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
         values += " cyc"
     return f"{format_count(scope.count)}: {values}"

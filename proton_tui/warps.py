@@ -3,19 +3,21 @@ launches, each one's warps grouped SM → CTA → warp, and per scope the statis
 p99, max) with the straggling warps named.
 
 Proton writes one lane per warp and nesting depth: `pid` "<kernel> Core<SM> CTA<id>", `tid` "warp <w> (line <l>)"
-(line 0 holds the outermost scopes, line 1 the scopes inside them, …); times are cycles / 1000 written as µs under
-Proton's assumed 1 GHz (`args."Frequency (MHz)"` 1000), so the trace's ns are cycles again. The file holds no clock:
+(line 0 holds the outermost scopes, line 1 the scopes inside them, …); durations are cycles / 1000 written as µs
+under Proton's assumed 1 GHz (`args."Frequency (MHz)"` 1000), so the trace's ns are cycles again, and positions are
+TRACE_UNITS (Proton's writer adds each CTA's start in GPU ns to its cycles). The file holds no clock:
 `clock_khz` (the SM clock, e.g. a `.hatchet`'s device_info `clock_rate`) turns cycles into time; without it
 everything stays in cycles.
 
-Launches. Successive launches of a kernel share lanes (a CTA that ran on the same SM again writes into the same
-lane), and a CTA may run on another SM in the next launch, so launches are found by time. The rule, per kernel:
-its events in start order are cut where one starts after every earlier one has ended (a gap in their union); each
-piece joins the launch before it unless one of its warps (CTA id, warp number: a CTA runs once per launch) already
-ran in that launch, in which case it starts a new launch. A later wave of new CTAs after a gap thus stays in its
-launch, and a repeat of the same CTA starts the next one. Limits: two launches that overlap in time (concurrent
-streams) read as one; a kernel whose warps all leave the outermost scope and later enter another one at the same
-time (scoped work, unscoped work, scoped work again, with no warp inside any scope in between) splits at that gap.
+Launches (`hatchet.trace.split_launches`, which the tree's launch count uses too). Successive launches of a kernel
+share lanes (a CTA that ran on the same SM again writes into the same lane), and a CTA may run on another SM in the
+next launch, so launches are found by time. The rule, per kernel: its events in start order are cut where one starts
+after every earlier one has ended (a gap in their union); each piece joins the launch before it unless one of its
+warps (CTA id, warp number: a CTA runs once per launch) already ran in that launch, in which case it starts a new
+launch. A later wave of new CTAs after a gap thus stays in its launch, and a repeat of the same CTA starts the next
+one. Limits: two launches that overlap in time (concurrent streams) read as one; a kernel whose warps all leave the
+outermost scope and later enter another one at the same time (scoped work, unscoped work, scoped work again, with no
+warp inside any scope in between) splits at that gap.
 
 Statistics. A warp's value for a scope is its cycles in that scope in the launch (the sum when the scope recurs in
 it, a loop); count is how many warps recorded the scope. Median: the middle value, or the mean of the two middle
@@ -25,37 +27,17 @@ ones (exact: it may end in .5). p99: nearest rank, the value at rank ⌈0.99 · 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .formatting import format_cycles, format_value
-from .hatchet.trace import WARP, Lane, Trace
+from .hatchet.trace import Trace, WarpLane
 
-WARP_PID = re.compile(r"(?P<kernel>.*) Core(?P<sm>\d+) CTA(?P<cta>\d+)")
-WARP_TID = re.compile(r"warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?")
 P99 = 99
 
-
-@dataclass(frozen=True)
-class WarpLane:
-    """Where a lane's events ran: kernel, SM, CTA, warp, and the nesting depth its scopes sit at (Proton's line)."""
-
-    kernel: str
-    sm: int
-    cta: int
-    warp: int
-    line: int
-
-
-def warp_lane(lane: Lane) -> WarpLane | None:
-    """The SM, CTA, warp and line of an instrumentation lane; None for any other lane."""
-    if lane.kind != WARP:
-        return None
-    where, who = WARP_PID.fullmatch(str(lane.pid)), WARP_TID.fullmatch(str(lane.tid))
-    if where is None or who is None:
-        return None
-    return WarpLane(where["kernel"], int(where["sm"]), int(where["cta"]), int(who["warp"]), int(who["line"] or 0))
+# Where an instrumentation trace puts events: Proton's writer adds each CTA's start on the GPU's clock in ns to its
+# cycle count, so positions are cycles within a CTA and ns between CTAs; durations are cycles.
+TRACE_UNITS = "trace units (cycles within a CTA, ns between CTAs)"
 
 
 class Warp(NamedTuple):
@@ -183,17 +165,12 @@ def scope_stats(name: str, samples: list[Sample]) -> ScopeStats:
 
 def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
     """The warp timeline's data for `trace`; None when it has no instrumentation lanes."""
-    lanes = {number: found for number, lane in enumerate(trace.lanes) if (found := warp_lane(lane)) is not None}
+    lanes, by_kernel = trace.warp_launches()
     if not lanes:
         return None
-    by_kernel: dict[str, list[int]] = {}
-    for index, event in enumerate(trace.events):
-        if (lane := lanes.get(event.lane)) is not None:
-            by_kernel.setdefault(lane.kernel, []).append(index)
     pieces: list[tuple[str, list[int]]] = []
-    for kernel, indices in by_kernel.items():
-        pieces += [(kernel, sorted(launch, key=lambda i: trace.events[i].start))
-                   for launch in _split(trace, indices, lanes)]
+    for kernel, launches_of in by_kernel.items():
+        pieces += [(kernel, sorted(launch, key=lambda i: trace.events[i].start)) for launch in launches_of]
     pieces.sort(key=lambda piece: trace.events[piece[1][0]].start)
     launches: list[Launch] = []
     ordinals: dict[str, int] = {}
@@ -211,36 +188,6 @@ def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
                     samples.setdefault(name, []).extend(scope.samples)
         across[kernel] = {name: scope_stats(name, found) for name, found in samples.items()}
     return WarpTrace(trace, launches, across, clock_khz or None, launch_of, lanes)
-
-
-def _split(trace: Trace, indices: list[int], lanes: dict[int, WarpLane]) -> list[list[int]]:
-    """One kernel's events as launches (the rule in the module's description)."""
-    indices = sorted(indices, key=lambda i: trace.events[i].start)
-    launches: list[list[int]] = []
-    seen: set[tuple[int, int]] = set()  # (CTA, warp) of the launch being gathered
-    piece: list[int] = []
-    latest = -math.inf
-
-    def close() -> None:
-        nonlocal seen
-        warps = {(lanes[trace.events[i].lane].cta, lanes[trace.events[i].lane].warp) for i in piece}
-        if launches and not warps & seen:
-            launches[-1].extend(piece)
-            seen |= warps
-        else:
-            launches.append(list(piece))
-            seen = warps
-
-    for index in indices:
-        event = trace.events[index]
-        if piece and event.start > latest:
-            close()
-            piece = []
-        piece.append(index)
-        latest = max(latest, event.end)
-    if piece:
-        close()
-    return launches
 
 
 def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, ordinal: int,

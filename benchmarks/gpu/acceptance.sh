@@ -11,15 +11,15 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 PY=python3
-OUT=""
+DEST=""
 while [ $# -gt 0 ]; do
     case $1 in
         --python) PY=$2; shift 2 ;;
-        --out) OUT=$2; shift 2 ;;
+        --out) DEST=$2; shift 2 ;;
         *) break ;;
     esac
 done
-OUT=${OUT:-gpu-results/acceptance-$(date -u +%Y%m%d-%H%M%S)}
+OUT=${DEST:-gpu-results/acceptance-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 BIN=$(dirname "$(command -v "$PY")")
 TUI="$BIN/proton-tui"

@@ -100,7 +100,7 @@ def parse_gpus(text: str | Collection[int] | None, flag: str = "--gpus") -> list
         items = [item.strip() for item in text.split(",")]
     else:
         items = [str(item) for item in text]
-    if not items or any(not item.isdigit() for item in items):
+    if not items or any(not (item.isascii() and item.isdigit()) for item in items):
         raise ParamError(flag, f"{text!r} is not a comma-separated list of GPU indices (e.g. 0,1)")
     indices = [int(item) for item in items]
     if len(set(indices)) != len(indices):

@@ -18,7 +18,7 @@ PAYLOAD_VERDICT = re.compile(r"^vecadd: (PASS|FAIL)$")
 TIMING = re.compile(r"(first_launch_ms|loop_ms|per_iter_us|gbps)=([0-9.eE+-]+)")
 SCRIPT_ERROR = re.compile(r"An error occurred while executing the script: (.*)$")
 MISSING_LIBRARY = re.compile(r"Could not load `(lib[^`]*\.so)`")
-DROPPED_EVENTS = re.compile(r"^Warning \(cta\d+, warp\d+\): .* events are dropped due to insufficient buffer size")
+DROPPED_EVENTS = re.compile(r"^Warning \(cta(\d+), warp(\d+)\): .* events are dropped due to insufficient buffer size")
 SIGFPE = 8
 INSTRUMENTATION_SIGFPE = ("SIGFPE: under the instrumentation backend Proton dies this way when a Triton kernel "
                           "without proton.language scopes is launched after a scoped one (seen with Triton 3.6.0 and "
@@ -53,7 +53,7 @@ class OutputSignals:
     missing_library: str | None = None
     usage_error: str | None = None  # an argparse "prog: error: …" line
     exception: str | None = None  # the last line of the last traceback
-    dropped_events: int = 0  # instrumentation: warps whose records did not fit Proton's buffer
+    dropped_events: int = 0  # instrumentation: warps (of a CTA) whose records did not fit Proton's buffer
     last_line: str | None = None
 
 
@@ -63,6 +63,7 @@ class OutputClassifier:
     def __init__(self) -> None:
         self.signals = OutputSignals()
         self._in_traceback = False
+        self._dropped: set[tuple[str, str]] = set()
 
     def feed(self, lines: list[str]) -> None:
         for line in lines:
@@ -88,8 +89,9 @@ class OutputClassifier:
             signals.script_error = match[1].strip()
         if match := MISSING_LIBRARY.search(line):
             signals.missing_library = match[1]
-        if line.startswith("Warning (cta") and DROPPED_EVENTS.match(line):
-            signals.dropped_events += 1
+        if line.startswith("Warning (cta") and (dropped := DROPPED_EVENTS.match(line)):
+            self._dropped.add((dropped[1], dropped[2]))  # Proton warns once per CTA, warp and launch
+            signals.dropped_events = len(self._dropped)
         if match := ARGPARSE_ERROR.match(line):
             signals.usage_error = f"{match['prog']}: {match['message']}"
 

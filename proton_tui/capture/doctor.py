@@ -460,7 +460,7 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
     """Check the options, probe the interpreter, read the host and the libraries, plan the cells. Nothing is
     captured. Raises ParamError (a bad option, named) or ProbeError."""
     environ = os.environ if environ is None else environ
-    if not str(gpu).strip().isdigit():
+    if not (str(gpu).strip().isascii() and str(gpu).strip().isdigit()):
         raise ParamError("--gpu", f"{gpu!r} is not a GPU index (0, 1, …)")
     index = int(str(gpu).strip())
     count = parse_count("--jobs", jobs if jobs is not None else min(os.cpu_count() or 1, MAX_JOBS))
@@ -484,6 +484,13 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
                                   f"0..{info.gpu_count - 1}")
     cells = plan_matrix(info, gpu=index, output=output, timeout=timeout, environ=environ, backend=backend,
                         context=context, mode=mode)
+    if not cells:  # the filters left nothing of what this Triton offers
+        chosen = [(flag, value) for flag, value in (("--backend", backend), ("--context", context), ("--mode", mode))
+                  if value is not None]
+        raise ParamError(chosen[0][0] if chosen else "--backend",
+                         f"{' '.join(f'{flag} {value}' for flag, value in chosen)} leaves no cell of Triton "
+                         f"{info.triton_version}'s matrix (its backends: "
+                         f"{', '.join(b for b, since in BACKEND_SINCE.items() if info.triton_at_least(since))})")
     return DoctorPlan(info, tuple(facts), tuple(cells), index, output, count)
 
 

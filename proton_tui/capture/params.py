@@ -19,6 +19,7 @@ GRANULARITIES = ("warp", "cta", "warp_2", "warp_4", "warp_8", "warp_group", "war
                  "warp_group_8")
 SUFFIXES = {"trace": ".chrome_trace", "hatchet": ".hatchet", "hatchet_msgpack": ".hatchet_msgpack"}
 MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
+MAX_BUFFER_SIZE = 2**30  # the largest power of two Proton's compiler pass takes (2^31 raised a TypeError there)
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 PLAIN_COUNT = re.compile(r"^([0-9]+)([KMG]?)$", re.IGNORECASE)
@@ -68,7 +69,7 @@ def parse_device(text: str | int) -> str | int:
     value = str(text).strip().lower()
     if value in ("auto", "cpu"):
         return value
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return int(value)
     raise ParamError("--device", f"{text!r} is not auto, cpu or a GPU index")
 
@@ -80,7 +81,7 @@ def parse_warps(text: str | tuple[int, ...] | list[int]) -> tuple[int, ...]:
     items = [item.strip() for item in str(text).split(",")]
     if items == [""]:
         return ()
-    if not all(item.isdigit() for item in items):
+    if not all(item.isascii() and item.isdigit() for item in items):
         raise ParamError("--warps", f"{text!r} is not a list of warp indices (0,2)")
     return tuple(sorted({int(item) for item in items}))
 
@@ -94,6 +95,9 @@ def parse_buffer_size(text: str | int) -> int:
     if value & (value - 1):
         raise ParamError("--buffer-size", f"{value} is not a power of two (Proton splits the buffer into one segment "
                                           "per warp, each a power of two)")
+    if value > MAX_BUFFER_SIZE:
+        raise ParamError("--buffer-size", f"{value} is more than {MAX_BUFFER_SIZE} (Proton's compiler takes the size "
+                                          "as a 32-bit integer)")
     return value
 
 

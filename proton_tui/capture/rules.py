@@ -185,6 +185,11 @@ def _instrumentation_rules(params: RunParams, info: InterpreterInfo) -> list[Fin
             found.append(Finding("refuse", f"warp {beyond[0]}: the payload's kernel runs {PAYLOAD_WARPS} warps per CTA "
                                            f"(0-{PAYLOAD_WARPS - 1}); Proton raises \"Invalid sampling warp id\""))
         recorded = len(params.warps) or PAYLOAD_WARPS
+        if params.buffer_size and recorded & (recorded - 1):
+            found.append(Finding("refuse", f"«warps» {','.join(map(str, params.warps))} records {recorded} warps of "
+                                           "each CTA: with a «buffer size» given, Proton's compiler pass fails "
+                                           "(\"PassManager::run failed\") unless the warps recorded are a power of "
+                                           "two; record 1, 2 or 4 warps, or leave the buffer size at 0"))
         needed = recorded * PAYLOAD_WARP_BYTES
         if params.buffer_size and params.buffer_size < needed and not beyond:
             found.append(Finding("warn", f"a {params.buffer_size}-byte buffer drops events: each recorded warp writes "

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..capture.rundir import DEFAULT_OUTPUT
-from .common import OutputOption, PythonOption, fail, run_until_signalled
+from .common import OutputOption, PythonOption, fail, run_until_signalled, writable_output
 
 
 def register(app: typer.Typer) -> None:
@@ -60,6 +60,7 @@ def check(
         fail(str(error))
     for warning in plan.warnings:
         typer.echo(f"proton-tui: warning: {warning}", err=True)
+    writable_output(output)
     report = _execute(plan)
     if as_json:
         from ..report import json_text

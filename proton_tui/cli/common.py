@@ -49,6 +49,15 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
         fail(str(error))
 
 
+def writable_output(output: Path) -> Path:
+    """The output folder, made if missing; one line naming --output when it cannot be (a file there, no rights)."""
+    try:
+        Path(output).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"--output {output}: {error.strerror or error}")
+    return Path(output)
+
+
 def load(path: Path, show_internal: bool = False) -> Profile:
     """A capture, or a one-line error naming the file."""
     from ..capture.session import with_record_beside

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import OutputOption, PythonOption, fail, run_until_signalled
+from .common import OutputOption, PythonOption, fail, run_until_signalled, writable_output
 
 HELP = """Check the Triton/Proton stack of the workload's interpreter: the facts that decide whether Proton works
 (GPU, driver, CUPTI/roctracer/rocprofiler libraries, counters restricted to admins, *_VISIBLE_DEVICES, the probe's
@@ -60,6 +60,7 @@ def doctor(
                            timeout=timeout, backend=backend, context=context, mode=mode)
     except (ParamError, ProbeError) as error:
         fail(str(error))
+    writable_output(output or DEFAULT_OUTPUT)
     report = _execute(plan)
     if as_json:
         from ..report import json_text

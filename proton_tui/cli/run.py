@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 import typer
 
 from ..capture.rundir import DEFAULT_OUTPUT
-from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled
+from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled, writable_output
 
 if TYPE_CHECKING:
     from ..capture.command import Command
@@ -92,6 +92,7 @@ def run(
         typer.echo(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}", err=True)
     if plan.refusal:
         raise typer.Exit(plan.refusal.exit_code)
+    writable_output(params.output)
     result = _execute(plan, stream=sys.stderr if as_json else sys.stdout)
     _report(result, as_json)
     raise typer.Exit(result.verdict.exit_code)

@@ -196,15 +196,11 @@ def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | Non
 
 
 def facts_from_trace(trace: Trace) -> CycleFacts | None:
-    """An instrumentation trace holds only the warps it recorded, and each launch of a warp's outermost scope (its
-    "line 0" lane): the launches are the most such events any warp has."""
-    outermost: dict[int, int] = {}
-    for lane_id, lane in enumerate(trace.lanes):
-        if lane.kind == "warp" and str(lane.tid).endswith("(line 0)"):
-            outermost[lane_id] = 0
-    if not outermost:
+    """An instrumentation trace holds only the warps it recorded, and its launches as the warp timeline splits them
+    (`Trace.warp_launches`): the count is known when the trace holds one instrumented kernel."""
+    lanes, by_kernel = trace.warp_launches()
+    if not lanes:
         return None
-    for event in trace.events:
-        if event.lane in outermost:
-            outermost[event.lane] += 1
-    return CycleFacts(launches=max(outermost.values()) or None, sampling_known=True, source="the trace")
+    counts = {len(launches) for launches in by_kernel.values()}
+    return CycleFacts(launches=counts.pop() if len(by_kernel) == 1 else None, sampling_known=True,
+                      source="the trace")

@@ -9,6 +9,7 @@ by call stack, so every view of a tree (table, flame view, kernel summary, JSON,
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -17,8 +18,6 @@ import msgspec
 NS_PER_US = 1000.0
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
-WARP_LANE = re.compile(r".* Core\d+ CTA\d+")
-CORE = re.compile(r" Core\d+ ")
 
 
 class TraceError(ValueError):
@@ -83,6 +82,21 @@ class Trace:
     _end: float | None = field(default=None, repr=False)
     _by_name: dict | None = field(default=None, repr=False)
     _starts_by_name: dict = field(default_factory=dict, repr=False)
+    _warp_launches: tuple | None = field(default=None, repr=False)
+
+    def warp_launches(self) -> tuple[dict[int, WarpLane], dict[str, list[list[int]]]]:
+        """An instrumentation trace's warp lanes (lane → where it ran), and each kernel's events split into launches
+        (`split_launches`), worked out once; both empty for another trace."""
+        if self._warp_launches is None:
+            lanes = {number: found for number, lane in enumerate(self.lanes) if (found := warp_lane(lane))}
+            by_kernel: dict[str, list[int]] = {}
+            if lanes:
+                for index, event in enumerate(self.events):
+                    if (lane := lanes.get(event.lane)) is not None:
+                        by_kernel.setdefault(lane.kernel, []).append(index)
+            self._warp_launches = lanes, {kernel: split_launches(self, indices, lanes)
+                                          for kernel, indices in by_kernel.items()}
+        return self._warp_launches
 
     def lane_index(self, lane: int) -> tuple[list[float], list[float], int]:
         """A lane's event starts (in time order), the latest end among its events so far at each, and the index of
@@ -207,7 +221,8 @@ class Trace:
                 metrics[key] = metrics.get(key, 0.0) + value
         recorded_by: dict[int, tuple[dict, set]] = {}  # per scope node: the warps that recorded it
         for (pid, warp), events in warps.items():
-            cta_warp = (CORE.sub(" ", pid), warp)  # a CTA may run on another SM at each launch
+            where = WARP_PID.fullmatch(pid)  # a CTA may run on another SM at each launch: the warp is its CTA's
+            cta_warp = (where["kernel"], where["cta"], warp) if where else (pid, warp)
             # A warp's scopes, each on a "line" of its own: a scope inside another's time is its child. Proton
             # writes cycles / 1000 as µs (its assumed 1 GHz), so the duration in ns is the cycle count again.
             open_scopes: list[Event] = []
@@ -369,7 +384,7 @@ def _args(event: RawEvent) -> dict:
 def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     name = names.get(key)
     pid, tid = key
-    if name is None and isinstance(pid, str) and WARP_LANE.fullmatch(pid) and str(tid).startswith("warp"):
+    if name is None and isinstance(pid, str) and WARP_PID.fullmatch(pid) and str(tid).startswith("warp"):
         return Lane(pid, tid, f"{pid} {tid}", WARP, 0.0)  # a warp of one CTA of an instrumented kernel
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU
@@ -421,3 +436,58 @@ def _flows(events: list[Event], lane_of: dict, starts: list, start_ids: set, fin
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
         and value not in (float("inf"), float("-inf"))
+
+
+WARP_PID = re.compile(r"(?P<kernel>.*) Core(?P<sm>\d+) CTA(?P<cta>\d+)")
+WARP_TID = re.compile(r"warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?")
+
+
+@dataclass(frozen=True)
+class WarpLane:
+    """Where a lane's events ran: kernel, SM, CTA, warp, and the nesting depth its scopes sit at (Proton's line)."""
+
+    kernel: str
+    sm: int
+    cta: int
+    warp: int
+    line: int
+
+
+def warp_lane(lane: Lane) -> WarpLane | None:
+    """The SM, CTA, warp and line of an instrumentation lane; None for any other lane."""
+    if lane.kind != WARP:
+        return None
+    where, who = WARP_PID.fullmatch(str(lane.pid)), WARP_TID.fullmatch(str(lane.tid))
+    if where is None or who is None:
+        return None
+    return WarpLane(where["kernel"], int(where["sm"]), int(where["cta"]), int(who["warp"]), int(who["line"] or 0))
+
+
+def split_launches(trace: Trace, indices: list[int], lanes: dict[int, WarpLane]) -> list[list[int]]:
+    """One kernel's events as launches (the rule is described in `proton_tui.warps`)."""
+    indices = sorted(indices, key=lambda i: trace.events[i].start)
+    launches: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()  # (CTA, warp) of the launch being gathered
+    piece: list[int] = []
+    latest = -math.inf
+
+    def close() -> None:
+        nonlocal seen
+        warps = {(lanes[trace.events[i].lane].cta, lanes[trace.events[i].lane].warp) for i in piece}
+        if launches and not warps & seen:
+            launches[-1].extend(piece)
+            seen |= warps
+        else:
+            launches.append(list(piece))
+            seen = warps
+
+    for index in indices:
+        event = trace.events[index]
+        if piece and event.start > latest:
+            close()
+            piece = []
+        piece.append(index)
+        latest = max(latest, event.end)
+    if piece:
+        close()
+    return launches

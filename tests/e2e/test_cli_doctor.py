@@ -31,6 +31,7 @@ def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     (["--jobs", "0"], "--jobs: '0' is not a positive integer"),
     (["--jobs", "99"], "--jobs: 99 is more than 16"),
     (["--gpu", "x"], "--gpu: 'x' is not a GPU index"),
+    (["--gpu", "²"], "--gpu: '²' is not a GPU index"),
     (["--backend", "nvtx"], "--backend: 'nvtx' is not one of auto, cupti"),
     (["--mode", "api"], "--mode: 'api' is not one of cli, env"),
     (["--timeout", "-3"], "--timeout: '-3' must be positive"),
@@ -96,3 +97,24 @@ def test_on_a_gpu_every_cell_proves_what_its_version_promises(tmp_path):
     assert wrong == [], json.dumps(wrong, indent=1)
     assert [fact for fact in report["facts"] if fact["state"] == "fail"] == []
     assert report["passed"] > 0 and report["failed"] == 0 and result.returncode == 0, result.stdout[-2000:]
+
+
+def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
+    """With the H200's probe answer for this interpreter (Triton 3.6.0): rocprofiler is not among its backends, so
+    `--backend rocprofiler` is refused naming it, rather than a PASS of nothing."""
+    import dataclasses
+    import json as json_module
+
+    from proton_tui.capture import probe
+    from proton_tui.capture.doctor import plan_doctor
+    from proton_tui.capture.params import ParamError
+    from tests.helpers import FIXTURES
+
+    fields = json_module.loads((FIXTURES / "h200_probe.json").read_text())
+    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
+    monkeypatch.setitem(probe._cache, sys.executable, dataclasses.replace(info, python=sys.executable,
+                                                                          executable=sys.executable))
+    with pytest.raises(ParamError) as raised:
+        plan_doctor(sys.executable, output=tmp_path, backend="rocprofiler")
+    assert raised.value.flag == "--backend" and "--backend rocprofiler leaves no cell of Triton 3.6.0" in str(
+        raised.value)

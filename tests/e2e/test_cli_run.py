@@ -207,3 +207,15 @@ def test_a_plain_kernel_after_a_scoped_one_is_named_as_the_cause_of_proton_s_sig
     assert result.exit_code == 1, result.output
     verdict = next(line for line in result.stdout.splitlines() if line.startswith("verdict: "))
     assert "SIGFPE" in verdict and "without proton.language scopes" in verdict, result.output
+
+
+@pytest.mark.parametrize("command", [["run", "--no-profile", "--device", "cpu"], ["check", "--cpu"], ["doctor"]])
+def test_an_output_folder_that_cannot_be_made_is_one_line_exit_2(tmp_path, command):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = subprocess.run([sys.executable, "-m", "proton_tui", *command, "--output", str(blocker / "runs")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert errors == [f"proton-tui: error: --output {blocker / 'runs'}: Not a directory"]
+    assert "Traceback" not in result.stderr

@@ -194,10 +194,10 @@ def test_sigfpe_under_instrumentation_names_its_cause(stream, capture):
 
 
 # Proton's warnings when the instrumentation buffer is too small (H200, Triton 3.6.0, --buffer-size 64): one per
-# CTA and warp, of every launch.
+# CTA and warp, of every launch (here 3 CTAs × 4 warps, 2 launches).
 DROPPED_STREAM = PASS_STREAM[:2] + [
     f"Warning (cta{cta}, warp{warp}): first 6 events are dropped due to insufficient buffer size (2/8)"
-    for cta in range(3) for warp in range(4)] + PASS_STREAM[2:]
+    for _launch in range(2) for cta in range(3) for warp in range(4)] + PASS_STREAM[2:]
 
 
 def test_dropped_events_are_counted_and_explained():

@@ -331,6 +331,7 @@ def test_instrumentation_options_rules_and_mode_string(options, mode, version, m
 @pytest.mark.parametrize("field, value, message", [
     ("warps", "0,x", "--warps: '0,x' is not a list of warp indices"),
     ("warps", "-1", "--warps: '-1' is not a list of warp indices"),
+    ("warps", "²", "--warps: '²' is not a list of warp indices"),  # a digit to str.isdigit, not to int()
     ("buffer_size", "1000", "--buffer-size: 1000 is not a power of two"),
     ("buffer_size", "big", "--buffer-size: 'big' is not"),
     ("granularity", "block", "--granularity: 'block' is not one of"),
@@ -360,3 +361,17 @@ def test_a_buffer_too_small_for_the_payloads_events_is_warned_of():
     assert warnings(buffer_size="256") == []
     assert any("at least 128 bytes" in m for m in warnings(buffer_size="64", warps="0,1"))
     assert warnings(buffer_size="64", warps="1") == []
+
+
+def test_instrumentation_values_proton_s_compiler_rejects_are_refused():
+    """On the H200 (Triton 3.6.0) a 2^31-byte buffer raised a TypeError in Proton's compiler pass, and 3 sampled
+    warps with a buffer size given failed it ("PassManager::run failed")."""
+    from proton_tui.capture.params import ParamError
+
+    with pytest.raises(ParamError, match="--buffer-size: 2147483648 is more than 1073741824"):
+        RunParams(python=PY, backend="instrumentation", mode="env", buffer_size="2G")
+    assert RunParams(python=PY, backend="instrumentation", mode="env", buffer_size="1G").buffer_size == 2**30
+    refused = refusals(RunParams(python=PY, backend="instrumentation", mode="env", warps="0,1,2",
+                                 buffer_size="1024"), interpreter())
+    assert any("records 3 warps" in message and "PassManager::run failed" in message for message in refused)
+    assert refusals(RunParams(python=PY, backend="instrumentation", mode="env", warps="0,1,2"), interpreter()) == []

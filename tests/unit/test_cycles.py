@@ -13,6 +13,7 @@ import pytest
 from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.cycles import UNATTRIBUTED, CycleFacts, facts_from_record, scope_numbers
 from proton_tui.hatchet.profile import Profile
+from proton_tui.warps import warp_trace
 from tests.helpers import FIXTURES, run_folder
 
 
@@ -163,7 +164,7 @@ def test_text_output_beside_its_run_gives_per_launch_numbers(tmp_path):
     text = view(str(capture), "--plain")
     assert "21 launches (run.json beside the capture)" in text.splitlines()[0]
     row = next(line for line in text.splitlines() if line.endswith("└─ kernel"))
-    assert "1,644 cyc" in row and "831 ns" in row  # 141,444,937 / 4,096 / 21 at 1.98 GHz
+    assert "1,644.4 cyc" in row and "831 ns" in row  # 141,444,937 / 4,096 / 21 at 1.98 GHz
     assert "whether warps were sampled" not in text
 
 
@@ -172,7 +173,7 @@ def test_a_sampled_run_is_marked_and_corrected(tmp_path):
     text = view(str(capture), "--plain")
     assert "2 of 4 warps recorded in each CTA" in text and "corrected" in text
     row = next(line for line in text.splitlines() if line.endswith("└─ kernel"))
-    assert f"{66_126_205 / 2048 / 21:,.0f} cyc" in row
+    assert f"{66_126_205 / 2048 / 21:,.1f} cyc" in row
     document = json.loads(view(str(capture), "--json"))
     scope = next(item for item in document["instrumentation"]["scopes"] if item["name"] == "kernel")
     assert scope["per_warp"] == pytest.approx(66_126_205 / 2048)
@@ -182,3 +183,38 @@ def test_a_sampled_run_is_marked_and_corrected(tmp_path):
     assert document["instrumentation"]["sampled_warps"] == [2, 4]
     rest = next(item for item in document["instrumentation"]["scopes"] if item["name"] == "(unattributed)")
     assert rest["derived"] is True
+
+
+def test_the_csv_and_json_of_a_cycles_capture_say_no_launch_count_rather_than_zero():
+    rows = view(str(FIXTURES / "instr_vecadd_3.6.0.hatchet"), "--csv").splitlines()
+    assert rows[1].split(",")[4] == ""  # launches: none recorded, not 0
+    document = json.loads(view(str(FIXTURES / "instr_vecadd_3.6.0.hatchet"), "--json"))
+    assert document["kernels"][0]["launches"] is None
+
+
+def test_sampled_warps_of_another_script_are_said_to_be_uncorrected(tmp_path):
+    """Another script's run: its warps were sampled, but its CTAs are unknown, so per warp cannot be corrected and
+    the note says it is too small."""
+    capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2], payload="/tmp/own_kernel.py")
+    text = view(str(capture), "--plain")
+    assert "2 warps of each CTA were recorded" in text and "is too small" in text
+    row = next(line for line in text.splitlines() if line.endswith("└─ kernel"))
+    assert "16,144.1 cyc" in row  # Proton's normalized_cycles, not corrected
+
+
+def test_a_trace_s_launch_count_is_the_warp_timeline_s(tmp_path):
+    """The tree of a trace and its warp timeline count launches the same way: CTAs that move to another SM at the
+    next launch (lanes of one launch each), and scopes that follow each other at the outermost line (several
+    line-0 events per warp and launch) are still 2 launches."""
+    from tests.unit.test_warps import scope_event
+
+    moved = [scope_event("kernel", 0, 0, 0, 0, 100), scope_event("kernel", 1, 1, 0, 10, 100),
+             scope_event("kernel", 3, 0, 0, 5000, 80), scope_event("kernel", 2, 1, 0, 5010, 90)]
+    flat = [event for start in (0, 5000) for cta in (0, 1) for event in (
+        scope_event("load", cta, cta, 0, start + 15 * cta, 30), scope_event("add", cta, cta, 0, start + 15 * cta + 40, 50))]
+    for name, events in (("moved", moved), ("flat", flat)):
+        path = tmp_path / f"{name}.chrome_trace"
+        path.write_text(json.dumps({"traceEvents": events}))
+        profile = load_profile(path)
+        assert profile.cycle_facts.launches == 2, name
+        assert len(warp_trace(profile.trace).launches) == 2, name

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from proton_tui.hatchet import load_profile
-from proton_tui.hatchet.trace import read_trace
-from proton_tui.warps import Warp, median, nearest_rank, warp_lane, warp_trace
+from proton_tui.hatchet.trace import read_trace, warp_lane
+from proton_tui.warps import Warp, median, nearest_rank, warp_trace
 from tests.helpers import FIXTURES
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
@@ -176,18 +176,20 @@ def test_view_plain_prints_the_statistics_per_launch_and_across_in_cycles():
     result = cli("view", str(INSTR), "--plain")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[1] == "trace: 192 warp lanes, 767,857 cyc from the first event to the last"
+    # positions are trace units (cycles within a CTA, ns between CTAs), never called cycles or converted to time
+    assert lines[1] == ("trace: 192 warp lanes, 767,857 trace units (cycles within a CTA, ns between CTAs) from the "
+                        "first event to the last")
     assert "µs" not in result.stdout  # Proton's assumed 1 GHz is never shown as time
     assert lines[2] == ("warps: 2 launches of k_scoped; cycles (SM clock unknown: the trace does not record it); "
                         "p99 by nearest rank")
-    assert lines[3] == "launch 1 of 2 (k_scoped): 16 CTAs on 16 SMs, 64 warps, 1,338 cyc from its first scope to its " \
+    assert lines[3] == "launch 1 of 2 (k_scoped): 16 CTAs on 16 SMs, 64 warps, 1,338 trace units from its first scope to its " \
                        "last end"
     assert lines[4].split() == ["warps", "min", "median", "p99", "max", "scope"]
     assert lines[5].split()[:9] == ["64", "969", "cyc", "1,117", "cyc", "1,331", "cyc", "1,331", "cyc"]
     assert lines[5].endswith("kernel  slowest: CTA 10 warp 1 (SM 4) 1,331 cyc, CTA 10 warp 3 (SM 4) 1,331 cyc")
     store = next(line for line in lines[5:10] if " store" in line)
     assert store.split()[:9] == ["64", "73", "cyc", "78.5", "cyc", "83", "cyc", "83", "cyc"]
-    second = lines.index("launch 2 of 2 (k_scoped): 16 CTAs on 16 SMs, 64 warps, 817 cyc from its first scope to "
+    second = lines.index("launch 2 of 2 (k_scoped): 16 CTAs on 16 SMs, 64 warps, 817 trace units from its first scope to "
                          "its last end")
     assert lines[second + 2].split()[:3] == ["64", "623", "cyc"] and "CTA 3 warp 3 (SM 127) 717 cyc" in \
         lines[second + 2]
@@ -225,7 +227,7 @@ def test_json_carries_the_warp_statistics():
     assert plain["clock_khz"] is None and plain["launches"][0]["scopes"][0]["us"] is None
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "fast", "1.5e99"])
+@pytest.mark.parametrize("value", ["0", "-5", "fast", "1.5e99", "²"])
 def test_a_bad_sm_clock_is_one_line_exit_2(value):
     result = cli("view", str(INSTR), "--plain", "--sm-clock-khz", value)
     assert result.returncode == 2 and result.stdout == "" and "--sm-clock-khz" in result.stderr

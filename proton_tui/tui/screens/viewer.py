@@ -308,6 +308,8 @@ class ProfileScreen(Screen):
 
     @on(TimelineView.Selected)
     def timeline_selected(self, event: TimelineView.Selected) -> None:
+        if not event.view.display:  # its warps landed while the table was shown: the table keeps the details
+            return
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, event.view.warps)
         self.show_details()
 

@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...console import printable
-from ...formatting import format_cycles, format_value
+from ...formatting import cycles_number, format_value
 from ...hatchet.trace import Trace
 from ...names import Names
 from ...timeline import ZOOM_STEP, Bar, TimelineLayout, WarpRow, panned, warp_rows, zoomed
@@ -162,12 +162,12 @@ class TimelineView(ScrollView, can_focus=True):
         start, end = self.window
         if self.warps is not None:
             origin, launch = self.bounds[0], self.launch
-            clock = "" if self.warps.clock_khz else "; SM clock unknown"
-            # the numbers first: a long kernel name is what the border cuts
+            # the numbers first: a long kernel name is what the border cuts. Positions are trace units (cycles
+            # within a CTA, ns between CTAs), so they are never converted to time
             self.border_title = Text(
-                f"Launch {launch.number} of {len(self.warps.launches)}: {format_cycles(round(start - origin))[:-4]} – "
-                f"{self.warps.cycles_text(round(end - origin))} ({self.warps.cycles_text(round(self.layout_.cell_ns))} "
-                f"a cell{clock}) {printable(launch.kernel)}")
+                f"Launch {launch.number} of {len(self.warps.launches)}: {cycles_number(round(start - origin))} – "
+                f"{cycles_number(round(end - origin))} ({cycles_number(round(self.layout_.cell_ns))} a cell, trace "
+                f"units) {printable(launch.kernel)}")
         else:
             self.border_title = Text(f"Timeline: {format_value(start, 'ns')} – {format_value(end, 'ns')} "
                                      f"({format_value(self.layout_.cell_ns, 'ns')} a cell)")
@@ -434,7 +434,7 @@ class TimelineView(ScrollView, can_focus=True):
         if y == 0:
             ruler = [" "] * self.layout_.width
             ticks = self.layout_.ruler() if self.warps is None else \
-                self.layout_.ruler(origin=self.bounds[0], text=lambda cycles: format_cycles(round(cycles)))
+                self.layout_.ruler(origin=self.bounds[0], text=lambda units: cycles_number(round(units)))
             for x, label in ticks:
                 text = "┆" + label
                 if x + len(text) <= self.layout_.width:
