@@ -1,5 +1,6 @@
 """Snapshots of the doctor screen (pytest-textual-snapshot), read back from real doctor.json reports: the no-GPU
-check, a matrix whose cells all failed (no driver), and the H200's (Triton 3.7.1), every cell proved. Review changes with `pytest --snapshot-update`."""
+check, a matrix whose cells all failed (no driver), and the H200's (Triton 3.6.0), every cell proved. Review changes
+with `pytest --snapshot-update`."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def stored(name: str) -> DoctorReport:
 
 @SIZES
 @THEMES
-@pytest.mark.parametrize("name", ["no_gpu", "no_driver", "h200_triton371"])
+@pytest.mark.parametrize("name", ["no_gpu", "no_driver", "h200_triton360"])
 def test_doctor_screen(snap_compare, size, theme, name):
     report = stored(name)
     assert snap_compare(ProtonApp(python=H200_PYTHON),
