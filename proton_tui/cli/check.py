@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..capture.rundir import DEFAULT_OUTPUT
-from .common import OutputOption, PythonOption, fail, run_until_signalled, writable_output
+from .common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
 
 
 def register(app: typer.Typer) -> None:
@@ -61,15 +61,7 @@ def check(
     for warning in plan.warnings:
         typer.echo(f"proton-tui: warning: {warning}", err=True)
     writable_output(output)
-    report = _execute(plan)
-    if as_json:
-        from ..report import json_text
-
-        sys.stdout.write(json_text(report.to_json()))
-    else:
-        sys.stdout.write(format_report(report))
-    sys.stdout.flush()
-    raise typer.Exit(report.exit_code)
+    print_report(_execute(plan), format_report, as_json)
 
 
 def _execute(plan):

@@ -3,6 +3,7 @@ signal."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
@@ -47,6 +48,18 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
         return ViewFilter.parse(include, exclude, threshold, depth, labels=FLAG_LABELS, show_empty=show_empty)
     except FilterError as error:
         fail(str(error))
+
+
+def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoReturn:
+    """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code."""
+    if as_json:
+        from ..report import json_text
+
+        sys.stdout.write(json_text(report.to_json()))
+    else:
+        sys.stdout.write(text_of(report))
+    sys.stdout.flush()
+    raise typer.Exit(report.exit_code)
 
 
 def writable_output(output: Path) -> Path:

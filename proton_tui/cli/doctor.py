@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import OutputOption, PythonOption, fail, run_until_signalled, writable_output
+from .common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
 
 HELP = """Check the Triton/Proton stack of the workload's interpreter: the facts that decide whether Proton works
 (GPU, driver, CUPTI/roctracer/rocprofiler libraries, counters restricted to admins, *_VISIBLE_DEVICES, the probe's
@@ -61,15 +61,7 @@ def doctor(
     except (ParamError, ProbeError) as error:
         fail(str(error))
     writable_output(output or DEFAULT_OUTPUT)
-    report = _execute(plan)
-    if as_json:
-        from ..report import json_text
-
-        sys.stdout.write(json_text(report.to_json()))
-    else:
-        sys.stdout.write(format_report(report))
-    sys.stdout.flush()
-    raise typer.Exit(report.exit_code)
+    print_report(_execute(plan), format_report, as_json)
 
 
 def _execute(plan):
