@@ -36,10 +36,6 @@ def cycles_number(cycles: float) -> str:
     return f"{cycles:,.0f}" if cycles == int(cycles) else f"{cycles:,.1f}"
 
 
-def format_cycles(cycles: float) -> str:
-    """Cycles with their unit, as format_value writes them."""
-    return format_value(cycles, "cycles")
-
 
 def format_count(count: int) -> str:
     return f"{count:,}"

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .formatting import format_cycles, format_value
+from .formatting import format_value
 from .hatchet.trace import Trace, WarpLane
 
 P99 = 99
@@ -118,7 +118,7 @@ class WarpTrace:
 
     def cycles_text(self, cycles: float) -> str:
         """Exact cycles ("78.5 cyc" for a median between two warps), then the time at the SM clock when known."""
-        text = format_cycles(cycles)
+        text = format_value(cycles, "cycles")
         micros = self.micros(cycles)
         return text if micros is None else f"{text} ({format_value(micros * 1000, 'ns')})"
 

@@ -72,7 +72,7 @@ def view(
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal)
-    if clock_khz is not None and not has_warps(profile):
+    if clock_khz is not None and not (profile.trace is not None and profile.trace.has_warps):
         fail(f"--sm-clock-khz: {file} is not an instrumentation trace (its cycles are what the clock converts)")
     if clock_khz is not None:  # the tree of the trace's scopes is then timed at it too
         from dataclasses import replace
@@ -114,9 +114,3 @@ def sm_clock(text: str | None) -> int | None:
         fail(f"--sm-clock-khz {text!r} is not an SM clock in kHz: a whole number from 1 to {MAX_CLOCK_KHZ:,} "
              "(1980000 for an H200)")
     return int(text)
-
-
-def has_warps(profile) -> bool:
-    from ..hatchet.trace import WARP
-
-    return profile.trace is not None and any(lane.kind == WARP for lane in profile.trace.lanes)

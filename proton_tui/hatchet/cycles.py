@@ -13,7 +13,7 @@ at the device's clock for any scope, from the capture and what its run says (`Cy
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .profile import Profile, add_children, is_number, with_inclusive
@@ -94,8 +94,9 @@ def with_unattributed(profile: Profile) -> Profile:
                       profile.own_bytes[old], False)
         else:
             parent = -old - 1
-            values = (UNATTRIBUTED, new_id[parent], depths[parent] + 1, _derived_metrics(profile, parent),
-                      remainders[parent], True, profile.devices[parent], 0, 0.0, True)
+            values = (UNATTRIBUTED, new_id[parent], depths[parent] + 1,
+                      _derived_metrics(profile, parent, remainders[parent]), remainders[parent], True,
+                      profile.devices[parent], 0, 0.0, True)
         for key, value in zip(lists, values):
             lists[key].append(value)
     new_children: list[list[int]] = []
@@ -106,10 +107,9 @@ def with_unattributed(profile: Profile) -> Profile:
         reference_total=profile.reference_total, cycle_facts=profile.cycle_facts, **lists))
 
 
-def _derived_metrics(profile: Profile, parent: int) -> dict:
+def _derived_metrics(profile: Profile, parent: int, cycles: float) -> dict:
     """The remainder's cycles, and its normalized_cycles where the parent and every timed child have one."""
-    metrics = {"cycles": profile.own[parent] - sum(profile.own[kid] for kid in profile.children[parent]
-                                                   if profile.has_own[kid])}
+    metrics = {"cycles": cycles}
     values = [_normalized(profile, node) for node in [parent, *profile.children[parent]]
               if node == parent or profile.has_own[node]]
     if all(value is not None for value in values):
@@ -165,10 +165,8 @@ def kernel_numbers(profile: Profile, name: str) -> ScopeNumbers | None:
 
 def clock_khz(profile: Profile, device: str) -> float | None:
     """The device's SM clock in kHz from the capture's device_info (`clock_rate`, the maximum it reports)."""
-    device_type, _, device_id = device.partition(":")
-    by_id = profile.device_info.get(device_type)
-    spec = by_id.get(device_id) if isinstance(by_id, dict) else None
-    value = spec.get("clock_rate") if isinstance(spec, dict) else None
+    spec = profile.device_spec(device)
+    value = spec.get("clock_rate") if spec is not None else None
     if is_number(value) and value > 0:
         return float(value)
     facts = profile.cycle_facts
@@ -186,13 +184,12 @@ def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | Non
     clock = float(clock) if is_number(clock) and clock > 0 else None
     warps = params.get("warps") or []
     sampled = len(warps) if isinstance(warps, (list, tuple)) and warps else None
-    if params.get("payload") is not None:  # another script launches what it launches
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
+    facts = CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
     size, block, iters = params.get("size"), params.get("block_size"), params.get("iters")
-    if not all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
-        return CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
-    return CycleFacts(launches=iters + 1, ctas=-(-size // block), sampled_warps=sampled, sampling_known=True,
-                      source=source, clock_khz=clock)
+    # another script launches what it launches: only the bundled payload's launches and CTAs are known
+    if params.get("payload") is None and all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
+        facts = replace(facts, launches=iters + 1, ctas=-(-size // block))
+    return facts
 
 
 def facts_from_trace(trace: Trace) -> CycleFacts | None:

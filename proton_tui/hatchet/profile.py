@@ -291,15 +291,21 @@ class Profile:
             )
         )
 
+    def device_spec(self, device: str) -> dict | None:
+        """What device_info says of one device ("CUDA:0"): its arch, clocks, bus width…; None when it is not there."""
+        device_type, _, device_id = device.partition(":")
+        by_id = self.device_info.get(device_type)
+        spec = by_id.get(device_id) if isinstance(by_id, dict) else None
+        return spec if isinstance(spec, dict) else None
+
     def peak_bytes_per_s(self, device: str) -> float | None:
         """Peak memory bandwidth of one device, as Proton defines it (`triton.profiler.specs`): for CUDA from
         device_info's bus width and memory clock, for HIP the architecture's peak; None when the capture does not
         say or the architecture is unknown (no guess)."""
-        device_type, _, device_id = device.partition(":")
-        by_id = self.device_info.get(device_type)
-        spec = by_id.get(device_id) if isinstance(by_id, dict) else None
-        if not isinstance(spec, dict):
+        spec = self.device_spec(device)
+        if spec is None:
             return None
+        device_type = device.partition(":")[0]
         if device_type == "HIP":
             return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
         bus_width, mem_clock_khz = spec.get("bus_width"), spec.get("memory_clock_rate")

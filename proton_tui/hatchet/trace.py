@@ -84,6 +84,11 @@ class Trace:
     _starts_by_name: dict = field(default_factory=dict, repr=False)
     _warp_launches: tuple | None = field(default=None, repr=False)
 
+    @property
+    def has_warps(self) -> bool:
+        """Whether any lane is a warp of an instrumented kernel (an instrumentation trace)."""
+        return any(lane.kind == WARP for lane in self.lanes)
+
     def warp_launches(self) -> tuple[dict[int, WarpLane], dict[str, list[list[int]]]]:
         """An instrumentation trace's warp lanes (lane → where it ran), and each kernel's events split into launches
         (`split_launches`), worked out once; both empty for another trace."""

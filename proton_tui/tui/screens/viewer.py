@@ -27,7 +27,7 @@ from ...filters import FilterError, ViewFilter
 from ...flame import merged_text
 from ...formatting import counted, format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
-from ...hatchet.trace import WARP, Trace
+from ...hatchet.trace import Trace
 from ...names import Names, demangler_available
 from ...report import (
     bandwidth_notes,
@@ -293,7 +293,7 @@ class ProfileScreen(Screen):
             facts = self.profile.cycle_facts  # a run's GPU clock, when the trace came from one
             clock = self.clock_khz or (facts.clock_khz if facts is not None else None)
             trace = self.profile.trace
-            if len(trace.events) > WARPS_IN_BACKGROUND and any(lane.kind == WARP for lane in trace.lanes):
+            if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
                 timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
                 self.read_warps(trace, clock)
             else:
