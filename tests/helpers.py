@@ -14,6 +14,19 @@ REPO = Path(__file__).resolve().parents[1]
 TRITON_VERSION = version("triton")  # the Triton the suite runs the payload with (any of 3.6 to 3.9)
 
 
+H200_PYTHON = "/opt/torch/.venv/bin/python3"  # the interpreter of the 2×H200 box's recorded probe answer
+
+
+def h200_probe(**changes):
+    """The 2×H200 box's probe answer, recorded there (tests/fixtures/h200_probe.json), with `changes` made to it."""
+    from dataclasses import replace
+
+    from proton_tui.capture.probe import InterpreterInfo
+
+    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
+    return replace(InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}), **changes)
+
+
 def capture_path(name: str) -> Path:
     """A real Proton capture from tests/fixtures (made on an H200, see its README)."""
     return FIXTURES / f"{name}.hatchet"

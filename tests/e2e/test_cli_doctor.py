@@ -102,18 +102,12 @@ def test_on_a_gpu_every_cell_proves_what_its_version_promises(tmp_path):
 def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
     """With the H200's probe answer for this interpreter (Triton 3.6.0): rocprofiler is not among its backends, so
     `--backend rocprofiler` is refused naming it, rather than a PASS of nothing."""
-    import dataclasses
-    import json as json_module
-
     from proton_tui.capture import probe
     from proton_tui.capture.doctor import plan_doctor
     from proton_tui.capture.params import ParamError
-    from tests.helpers import FIXTURES
+    from tests.helpers import h200_probe
 
-    fields = json_module.loads((FIXTURES / "h200_probe.json").read_text())
-    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
-    monkeypatch.setitem(probe._cache, sys.executable, dataclasses.replace(info, python=sys.executable,
-                                                                          executable=sys.executable))
+    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     with pytest.raises(ParamError) as raised:
         plan_doctor(sys.executable, output=tmp_path, backend="rocprofiler")
     assert raised.value.flag == "--backend" and "--backend rocprofiler leaves no cell of Triton 3.6.0" in str(

@@ -11,7 +11,7 @@ from textual.widgets import Input
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import FIXTURES, capture_path, run_folder
+from tests.helpers import FIXTURES, H200_PYTHON, capture_path, h200_probe, run_folder
 
 SIZE = (130, 36)
 
@@ -93,19 +93,14 @@ def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(snap
     assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)
 
 
-H200_PYTHON = "/opt/torch/.venv/bin/python3"
 
 
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens on the 2×H200 box: its interpreter's probe answer, recorded there
     (tests/fixtures/h200_probe.json), stands for the probe, which would ask this machine's Python instead."""
-    import json
-
     from proton_tui.capture import probe
 
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
-    monkeypatch.setitem(probe._cache, H200_PYTHON, info)
+    monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
     monkeypatch.chdir(tmp_path)
     return ProtonApp(python=H200_PYTHON, output=Path("proton-runs"))
 

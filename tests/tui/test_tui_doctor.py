@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import replace
 
 import pytest
 from textual.widgets import DataTable
@@ -19,7 +18,7 @@ from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from proton_tui.tui.screens.form import FormScreen
 from proton_tui.tui.screens.run import RunScreen
-from tests.helpers import FIXTURES, wait_for
+from tests.helpers import h200_probe, wait_for
 
 SIZE = (120, 40)
 
@@ -82,9 +81,7 @@ async def test_f6_runs_the_doctor_and_without_a_gpu_the_interpreter_check(tmp_pa
 
 def h200_answer_for_this_interpreter(version: str) -> probe.InterpreterInfo:
     """The 2×H200 box's recorded probe answer, as if this machine's interpreter had given it."""
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    info = probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
-    return replace(info, python=sys.executable, executable=sys.executable, triton_version=version)
+    return h200_probe(python=sys.executable, executable=sys.executable, triton_version=version)
 
 
 @pytest.mark.slow

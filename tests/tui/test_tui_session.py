@@ -337,16 +337,7 @@ async def test_a_line_wider_than_the_log_is_folded_and_refolded_on_resize(tmp_pa
 async def test_the_form_offers_data_and_format_where_the_interpreters_triton_writes_them(monkeypatch, tmp_path):
     """With the H200's interpreter (Triton 3.6.0, its probe answer recorded there): Data trace is offered and
     builds a -d trace run; Format hatchet_msgpack is disabled, its tooltip saying why (Triton >= 3.7)."""
-    import json
-
-    from proton_tui.capture import probe
-    from tests.helpers import FIXTURES
-
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    python = "/opt/torch/.venv/bin/python3"
-    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
-    monkeypatch.chdir(tmp_path)
-    app = ProtonApp(python=python)
+    app = form_on_the_h200(monkeypatch, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await detected_launch(pilot)
         buttons = {button.name: button for button in screen.query("#data RadioButton, #format RadioButton")}
@@ -363,16 +354,7 @@ async def test_the_instrumentation_options_on_the_form(monkeypatch, tmp_path):
     """With the H200's interpreter (Triton 3.6.0): the Instrumentation panel is live only under backend
     instrumentation; warps and buffer size reach the run; a too-small buffer is warned of, a granularity Proton does
     not compile is disabled with why, and options in Mode cli stop Run with the remedy in the form's words."""
-    import json
-
-    from proton_tui.capture import probe
-    from tests.helpers import FIXTURES
-
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    python = "/opt/torch/.venv/bin/python3"
-    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
-    monkeypatch.chdir(tmp_path)
-    app = ProtonApp(python=python)
+    app = form_on_the_h200(monkeypatch, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await detected_launch(pilot)
         panel = screen.query_one("#instrumentation-panel")
@@ -405,19 +387,21 @@ async def test_the_instrumentation_options_on_the_form(monkeypatch, tmp_path):
 
 async def test_the_backend_choices_are_eight_tabs_from_the_forms_start(monkeypatch, tmp_path):
     """The GPU flow in a real terminal reaches Backend with this many Tabs."""
-    import json
-
-    from proton_tui.capture import probe
     from tests.e2e.test_gpu_flow import BACKEND_FIELD_TABS
-    from tests.helpers import FIXTURES
 
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    python = "/opt/torch/.venv/bin/python3"
-    monkeypatch.setitem(probe._cache, python, probe.InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}))
-    monkeypatch.chdir(tmp_path)
-    app = ProtonApp(python=python)
+    app = form_on_the_h200(monkeypatch, tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await detected_launch(pilot)
         for _ in range(BACKEND_FIELD_TABS):
             await pilot.press("tab")
         assert app.focused.id == "backend"
+
+
+def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
+    """The form as it opens with the H200's interpreter: its recorded probe answer stands for the probe."""
+    from proton_tui.capture import probe
+    from tests.helpers import H200_PYTHON, h200_probe
+
+    monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
+    monkeypatch.chdir(tmp_path)
+    return ProtonApp(python=H200_PYTHON)

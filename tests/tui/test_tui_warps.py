@@ -5,6 +5,8 @@ details are the selected scope's statistics across warps."""
 
 from __future__ import annotations
 
+import threading
+
 from proton_tui.hatchet import PendingLoad, load_profile
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.widgets.timeline_view import TimelineView
@@ -130,20 +132,26 @@ async def test_the_table_and_back_keep_a_closed_group_s_row():
         assert timeline.expanded == set()
 
 
-async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
-    """Above WARPS_IN_BACKGROUND events the timeline first says it is reading the warps, the keys still answer,
-    and the first launch appears when the worker is done."""
+def warps_held_back(monkeypatch) -> threading.Event:
+    """The real capture's 512 events read as a large trace's (off the UI thread), and its warps held back until the
+    event returned is set."""
     from proton_tui.tui.screens import viewer
 
-    monkeypatch.setattr(viewer, "WARPS_IN_BACKGROUND", 100)  # the real capture's 512 events count as large
-    release = __import__("threading").Event()
-    slow_warp_trace = viewer.warp_trace
+    monkeypatch.setattr(viewer, "WARPS_IN_BACKGROUND", 100)
+    release, real = threading.Event(), viewer.warp_trace
 
     def held(trace, clock_khz):
         release.wait(30)
-        return slow_warp_trace(trace, clock_khz)
+        return real(trace, clock_khz)
 
     monkeypatch.setattr(viewer, "warp_trace", held)
+    return release
+
+
+async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
+    """Above WARPS_IN_BACKGROUND events the timeline first says it is reading the warps, the keys still answer,
+    and the first launch appears when the worker is done."""
+    release = warps_held_back(monkeypatch)
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -158,17 +166,7 @@ async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
 
 
 async def test_warps_landing_after_going_back_to_the_table_leave_its_details(monkeypatch):
-    from proton_tui.tui.screens import viewer
-
-    monkeypatch.setattr(viewer, "WARPS_IN_BACKGROUND", 100)
-    release = __import__("threading").Event()
-    real = viewer.warp_trace
-
-    def held(trace, clock_khz):
-        release.wait(30)
-        return real(trace, clock_khz)
-
-    monkeypatch.setattr(viewer, "warp_trace", held)
+    release = warps_held_back(monkeypatch)
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()

@@ -20,7 +20,7 @@ from proton_tui.capture.doctor import (
 from proton_tui.capture.probe import InterpreterInfo
 from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import capture_status
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, h200_probe
 
 PASS_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=4096 iters=2 block_size=1024", "vecadd: max_abs_err=0.000e+00",
               "vecadd: PASS"]
@@ -28,8 +28,7 @@ PASS_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=4096 iters=2 block_siz
 
 def h200(version: str = "3.6.0", vendor: str = "nvidia") -> InterpreterInfo:
     """The 2×H200 box's recorded probe answer, its Triton version (and vendor) replaced."""
-    fields = json.loads((FIXTURES / "h200_probe.json").read_text())
-    info = InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])})
+    info = h200_probe()
     names = info.gpu_names if vendor == "nvidia" else ("AMD Instinct MI300X",) * 2
     return replace(info, triton_version=version, gpu_vendor=vendor, gpu_names=names)
 
