@@ -180,7 +180,7 @@ def header_line(profile: Profile) -> str:
 
 
 def run_clock(profile: Profile) -> float | None:
-    """The SM clock the capture's run reported (kHz), if any."""
+    """The SM clock (kHz) of an instrumentation capture: the one given (`view --sm-clock-khz`) or its run's."""
     facts = profile.cycle_facts
     return facts.clock_khz if facts is not None else None
 
@@ -385,14 +385,13 @@ def tree_text(display: Display) -> str:
     return out.getvalue()
 
 
-def kernel_summary_lines(display: Display, limit: int | None = None,
-                         clock_khz: int | None = None) -> Iterator[str]:
+def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator[str]:
     """The flat kernel summary as aligned text in display order; `limit` keeps the top rows. A trace's lanes come
-    first (an instrumentation trace's warp statistics, with times at `clock_khz` when given)."""
+    first (an instrumentation trace's warp statistics, with times at its SM clock when known: `run_clock`)."""
     profile = display.profile
     yield header_line(profile)
     if profile.trace is not None:
-        yield from trace_lines(profile.trace, clock_khz or run_clock(profile))
+        yield from trace_lines(profile.trace, run_clock(profile))
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
@@ -458,9 +457,9 @@ def json_unit(profile: Profile) -> str | None:
     return None if profile.unit == NO_UNIT else profile.unit
 
 
-def summary_json(display: Display, clock_khz: int | None = None) -> dict:
+def summary_json(display: Display) -> dict:
     """Metrics summary, totals and kernel summary in one document (a trace's lanes too; an instrumentation trace's
-    warp statistics, with times at `clock_khz` when given)."""
+    warp statistics, with times at its SM clock when known: `run_clock`)."""
     profile = display.profile
     return {
         "schema": JSON_SCHEMA,
@@ -477,7 +476,7 @@ def summary_json(display: Display, clock_khz: int | None = None) -> dict:
         "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
-        **({"trace": trace_record(profile.trace, clock_khz or run_clock(profile))} if profile.trace is not None
+        **({"trace": trace_record(profile.trace, run_clock(profile))} if profile.trace is not None
            else {}),
         "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
     }

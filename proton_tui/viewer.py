@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
                 clock_khz: int | None = None) -> str | None:
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
-    SM clock an instrumentation trace's cycles are shown as time at."""
+    SM clock an instrumentation trace's cycles are shown as time at (``with_record_beside``)."""
     from .hatchet import CaptureError, PendingLoad
     from .hatchet.reader import STDIN
 
@@ -49,6 +49,6 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None,
     from .tui.messages import Opening
 
     return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
-                                     lambda: with_record_beside(pending.finish()), view_filter or ViewFilter(),
-                                     pending.cancel, lambda: pending.bytes_read / pending.size, size=pending.size,
-                                     clock_khz=clock_khz))
+                                     lambda: with_record_beside(pending.finish(), clock_khz),
+                                     view_filter or ViewFilter(), pending.cancel,
+                                     lambda: pending.bytes_read / pending.size, size=pending.size))

@@ -13,7 +13,7 @@ import orjson
 
 from .. import JSON_SCHEMA, __version__
 from ..hatchet import CaptureError, Profile, load_profile
-from ..hatchet.cycles import facts_from_record
+from ..hatchet.cycles import facts_from_record, with_sm_clock
 from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
 from .params import RunParams
@@ -208,10 +208,13 @@ def record_beside(path: Path) -> dict | None:
     return record if same else None
 
 
-def with_record_beside(profile: Profile) -> Profile:
-    """A capture opened on its own, completed by the run.json beside it when that run wrote it."""
+def with_record_beside(profile: Profile, sm_clock_khz: float | None = None) -> Profile:
+    """A capture opened on its own, completed by the run.json beside it when that run wrote it, then by the SM clock
+    the user gave for an instrumentation trace (``with_sm_clock``: CaptureError for any other capture)."""
     record = record_beside(profile.path)
-    return profile if record is None else apply_run_record(profile, record, f"{RUN_JSON} beside the capture")
+    if record is not None:
+        profile = apply_run_record(profile, record, f"{RUN_JSON} beside the capture")
+    return with_sm_clock(profile, sm_clock_khz)
 
 
 def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier,

@@ -71,13 +71,14 @@ def writable_output(output: Path) -> Path:
     return Path(output)
 
 
-def load(path: Path, show_internal: bool = False) -> Profile:
-    """A capture, or a one-line error naming the file."""
+def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = None) -> Profile:
+    """A capture (an instrumentation trace's cycles timed at ``sm_clock_khz`` when given), or a one-line error
+    naming the file or the flag."""
     from ..capture.session import with_record_beside
     from ..hatchet import CaptureError, load_profile
 
     try:
-        return with_record_beside(load_profile(path, show_internal=show_internal))
+        return with_record_beside(load_profile(path, show_internal=show_internal), sm_clock_khz)
     except CaptureError as error:
         fail(str(error))
 

@@ -65,21 +65,13 @@ def view(
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
         from ..viewer import open_viewer
 
-        error = open_viewer(file, chosen, show_internal, clock_khz=clock_khz)  # `entry.main` opens `view FILE` alone
+        error = open_viewer(file, chosen, show_internal, clock_khz)  # `entry.main` opens `view FILE` alone
         if error is not None:
             fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
-    profile = load(file, show_internal)
-    if clock_khz is not None and not (profile.trace is not None and profile.trace.has_warps):
-        fail(f"--sm-clock-khz: {file} is not an instrumentation trace (its cycles are what the clock converts)")
-    if clock_khz is not None:  # the tree of the trace's scopes is then timed at it too
-        from dataclasses import replace
-
-        from ..hatchet.cycles import CycleFacts
-
-        profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=float(clock_khz))
+    profile = load(file, show_internal, clock_khz)
     names = names_for([profile], raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
@@ -94,11 +86,11 @@ def view(
         typer.echo(f"wrote the {view_name} view to {export}", err=True)
         return
     if as_json:
-        sys.stdout.write(report.json_text(report.summary_json(display, clock_khz)))
+        sys.stdout.write(report.json_text(report.summary_json(display)))
     elif as_csv:
         sys.stdout.write(report.kernel_csv(display))
     elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary
-        report.write_lines(report.kernel_summary_lines(display, clock_khz=clock_khz), sys.stdout)
+        report.write_lines(report.kernel_summary_lines(display), sys.stdout)
     else:
         report.write_lines(report.tree_lines(display), sys.stdout)
 

@@ -34,7 +34,6 @@ class Opening:
     fraction_read: Callable[[], float] = lambda: 0.0
     loader: threading.Thread | None = None
     size: int | None = None  # the file's bytes, when known
-    clock_khz: int | None = None  # the SM clock an instrumentation trace's cycles are shown as time at
     def loading(self) -> bool:
         return self.loader is not None and self.loader.is_alive()
 

@@ -106,6 +106,15 @@ async def test_groups_open_and_close_and_a_closed_group_is_one_row():
         assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 1 (line 0)")
 
 
+async def test_the_sm_clock_given_for_a_capture_without_warps_is_refused_in_the_viewer_too():
+    app = viewer_app(PendingLoad(FIXTURES / "vecadd_hook.hatchet"), clock_khz=1_980_000)
+    async with app.run_test(size=(80, 24)):
+        await wait_for(lambda: app.return_code is not None, what="the viewer to exit")
+    assert app.return_code == 2
+    assert app.load_error == ("--sm-clock-khz: " + str(FIXTURES / "vecadd_hook.hatchet") + " is not an "
+                              "instrumentation trace (its cycles are what the clock converts)")
+
+
 async def test_the_sm_clock_given_shows_times_beside_the_cycles():
     app = viewer_app(PendingLoad(INSTR), clock_khz=1_980_000)
     async with app.run_test(size=(160, 48)) as pilot:

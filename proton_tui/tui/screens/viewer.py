@@ -97,13 +97,10 @@ class ProfileScreen(Screen):
                      "toggle_summary", "cycle_sort", "export", "compare", "log", "runs", "toggle", "expand_all",
                      "collapse_all")
 
-    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None,
-                 clock_khz: int | None = None) -> None:
-        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up. `clock_khz`:
-        the SM clock (kHz) an instrumentation trace's cycles are shown as time at (the opening's, if it has one)."""
+    def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
+        """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
         super().__init__()
         self.profile, self.run, self.opening = profile, run, opening
-        self.clock_khz = clock_khz if clock_khz is not None or opening is None else opening.clock_khz
         self.view_filter = opening.view_filter if opening is not None else ViewFilter()
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
@@ -290,8 +287,8 @@ class ProfileScreen(Screen):
         table.display, timeline.display = False, True
         timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
         if timeline.trace is not self.profile.trace:
-            facts = self.profile.cycle_facts  # a run's GPU clock, when the trace came from one
-            clock = self.clock_khz or (facts.clock_khz if facts is not None else None)
+            facts = self.profile.cycle_facts  # the SM clock given, or the one the trace's run reported
+            clock = facts.clock_khz if facts is not None else None
             trace = self.profile.trace
             if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
                 timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
