@@ -50,7 +50,8 @@ from .session import RunPlan, RunResult, execute_run
 DOCTOR_SIZE = 4096  # elements per cell's payload: a capture needs a kernel, not bandwidth
 DOCTOR_ITERS = 2
 CELL_TIMEOUT_S = 180.0  # per cell: the first compile of the scoped kernel included
-MAX_JOBS = 16
+DEFAULT_JOBS = 16  # at most, by default: each cell holds an interpreter with torch and a CUDA context
+MAX_JOBS = 32  # cells at once: every cell of the largest matrix (30, Triton 3.7.1 on NVIDIA) fits
 DOCTOR_JSON = "doctor.json"
 NO_GPU_EXIT = 3
 # The outputs a Triton version offers: (Proton's data, the tree's format in RunParams), by the name of the file kind.
@@ -463,7 +464,7 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
     if not (str(gpu).strip().isascii() and str(gpu).strip().isdigit()):
         raise ParamError("--gpu", f"{gpu!r} is not a GPU index (0, 1, …)")
     index = int(str(gpu).strip())
-    count = parse_count("--jobs", jobs if jobs is not None else min(os.cpu_count() or 1, MAX_JOBS))
+    count = parse_count("--jobs", jobs if jobs is not None else min(os.cpu_count() or 1, DEFAULT_JOBS))
     if count > MAX_JOBS:
         raise ParamError("--jobs", f"{count} is more than {MAX_JOBS}")
     timeout = parse_timeout(timeout)

@@ -13,7 +13,7 @@ import orjson
 
 from .. import JSON_SCHEMA, __version__
 from ..hatchet import CaptureError, Profile, load_profile
-from ..hatchet.cycles import facts_from_record, with_sm_clock
+from ..hatchet.cycles import CycleFacts, facts_from_record
 from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
 from .params import RunParams
@@ -215,6 +215,19 @@ def with_record_beside(profile: Profile, sm_clock_khz: float | None = None) -> P
     if record is not None:
         profile = apply_run_record(profile, record, f"{RUN_JSON} beside the capture")
     return with_sm_clock(profile, sm_clock_khz)
+
+
+def with_sm_clock(profile: Profile, clock_khz: float | None, flag: str = "--sm-clock-khz") -> Profile:
+    """The profile with its instrumentation trace's cycles timed at `clock_khz` (kHz), the user's word over the
+    clock its run reported; unchanged for None. A trace records no device info, so only a trace takes a clock.
+    Raises CaptureError naming `flag` for any other capture."""
+    if clock_khz is None:
+        return profile
+    if profile.trace is None or not profile.trace.has_warps:
+        raise CaptureError(f"{flag}: {profile.path} is not an instrumentation trace (its cycles are what the clock "
+                           "converts)")
+    profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=float(clock_khz))
+    return profile
 
 
 def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier,

@@ -44,7 +44,8 @@ def doctor(
     mode: Annotated[Optional[str], typer.Option(
         "--mode", help="Only this mode's cells (cli, env).", show_default=False)] = None,
     jobs: Annotated[Optional[str], typer.Option(
-        "--jobs", help="Cells captured at once. (default: the CPU count, at most 16)", show_default=False)] = None,
+        "--jobs", help="Cells captured at once, at most 32. (default: the CPU count, at most 16)",
+        show_default=False)] = None,
     timeout: Annotated[str, typer.Option("--timeout", help="End a cell's run after this many seconds.")] = "180",
     output: OutputOption = None,
     as_json: Annotated[bool, typer.Option(

@@ -202,17 +202,3 @@ def facts_from_trace(trace: Trace) -> CycleFacts | None:
     return CycleFacts(launches=counts.pop() if len(by_kernel) == 1 else None, sampling_known=True,
                       source="the trace")
 
-
-def with_sm_clock(profile: Profile, clock_khz: float | None, flag: str = "--sm-clock-khz") -> Profile:
-    """The profile with its instrumentation trace's cycles timed at `clock_khz` (kHz), the user's word over the
-    clock its run reported; unchanged for None. A trace records no device info, so only a trace takes a clock.
-    Raises CaptureError naming `flag` for any other capture."""
-    from .reader import CaptureError  # the reader builds on this module
-
-    if clock_khz is None:
-        return profile
-    if profile.trace is None or not profile.trace.has_warps:
-        raise CaptureError(f"{flag}: {profile.path} is not an instrumentation trace (its cycles are what the clock "
-                           "converts)")
-    profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=float(clock_khz))
-    return profile

@@ -29,7 +29,7 @@ def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("args, message", [
     (["--jobs", "0"], "--jobs: '0' is not a positive integer"),
-    (["--jobs", "99"], "--jobs: 99 is more than 16"),
+    (["--jobs", "99"], "--jobs: 99 is more than 32"),
     (["--gpu", "x"], "--gpu: 'x' is not a GPU index"),
     (["--gpu", "²"], "--gpu: '²' is not a GPU index"),
     (["--backend", "nvtx"], "--backend: 'nvtx' is not one of auto, cupti"),
@@ -112,3 +112,15 @@ def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
         plan_doctor(sys.executable, output=tmp_path, backend="rocprofiler")
     assert raised.value.flag == "--backend" and "--backend rocprofiler leaves no cell of Triton 3.6.0" in str(
         raised.value)
+
+
+def test_every_cell_of_the_largest_matrix_can_run_at_once(tmp_path, monkeypatch):
+    """Triton 3.7.1 on an NVIDIA GPU offers 30 cells that run: `--jobs 30` starts them together."""
+    from proton_tui.capture import probe
+    from proton_tui.capture.doctor import plan_doctor
+    from tests.helpers import h200_probe
+
+    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable,
+                                                                 triton_version="3.7.1"))
+    plan = plan_doctor(sys.executable, output=tmp_path, jobs="30")
+    assert plan.jobs == 30 and sum(cell.expected == "works" for cell in plan.cells) == 30
