@@ -6,8 +6,9 @@
 #
 # PART: tests (the GPU-marked tests, evidence in OUT/evidence), instr (instrumentation runs: tree, trace, sampled
 # warps, a small buffer, the SIGFPE payload, and their text views), doctor (proton-tui doctor, text and --json,
-# timed), nvml (NVML readings of GPU 0 idle and loaded), check-load (proton-tui check with the last GPU kept busy
-# by benchmarks/gpu/load_gpu.py), clock (Triton driver's device properties of GPU 0).
+# timed), doctor-jobs (doctor with 16 and 24 cells at once, alternating, then benchmarks/gpu/doctor_cost.py), nvml
+# (NVML readings of GPU 0 idle and loaded), check-load (proton-tui check with the last GPU kept busy by
+# benchmarks/gpu/load_gpu.py), clock (Triton driver's device properties of GPU 0).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 PY=python3
@@ -59,6 +60,15 @@ for part in "$@"; do
             cat "$OUT/doctor.txt"
             $TUI doctor --json --output "$OUT/doctor-runs" > "$OUT/doctor.json" 2>"$OUT/doctor.err"
             echo "doctor --json: rc=$?" ;;
+        doctor-jobs)
+            $TUI doctor --output "$OUT/doctor-runs" > /dev/null 2>&1  # Triton's cache filled first
+            for jobs in 16 24 16 24 16 24; do
+                start=$(date +%s%N)
+                $TUI doctor --jobs $jobs --output "$OUT/doctor-runs" > "$OUT/doctor-jobs$jobs.txt" 2>&1
+                echo "--jobs $jobs: rc=$? $(( ($(date +%s%N) - start) / 1000000 )) ms"
+            done
+            PYTHONUNBUFFERED=1 $PY benchmarks/gpu/doctor_cost.py --python "$PY" --out "$OUT/doctor-cost" --fresh \
+                --forked 1 4 8 24 | tee "$OUT/doctor-cost.txt" ;;
         nvml)
             PYTHONPATH=. $PY benchmarks/gpu/record_nvml.py --gpu 0 --seconds 0 --out "$OUT/nvml_idle.json" | tail -5
             PYTHONPATH=. $PY benchmarks/gpu/record_nvml.py --gpu 0 --seconds 5 --out "$OUT/nvml_load.json" | tail -5 ;;
