@@ -322,9 +322,13 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     environ = os.environ if environ is None else environ
     nvml, readings_note = (None, None) if plan.cpu else await _open_readings(plan.info)
 
+    watches: list[gpuhealth.Watch] = []
+
     async def one(slot: CheckSlot) -> CheckRow:
         run_plan = replace(slot.plan, params=replace(slot.plan.params, output=check_dir))
         watch = await _watch(nvml, slot, plan.info, environ) if nvml is not None else None
+        if isinstance(watch, gpuhealth.Watch):
+            watches.append(watch)
 
         def lines(batch: list[str]) -> None:
             if on_lines:
@@ -354,9 +358,16 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
             on_done(row)
         return row
 
+    tasks = [asyncio.ensure_future(one(slot)) for slot in plan.slots]
     try:
-        rows = list(await asyncio.gather(*(one(slot) for slot in plan.slots)))
+        rows = list(await asyncio.gather(*tasks))
+    except BaseException:  # one slot's defect, or the check cancelled: no run is left going unwatched
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
+        await asyncio.gather(*(watch.settled() for watch in watches), return_exceptions=True)
         if nvml is not None:
             nvml.close()
     median = flag_rows(rows, plan.min_fraction)
@@ -391,7 +402,21 @@ async def _watch(nvml: gpuhealth.Nvml, slot: CheckSlot, info: InterpreterInfo,
                                                  environ.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID")
     except LookupError as error:
         return gpuhealth.unread_readings(f"no NVML device for CUDA device {slot.index}: {error}")
+    except Exception as error:  # noqa: BLE001 - an NVML failure is this GPU's missing readings, not the check's
+        return gpuhealth.unread_readings(f"NVML failed to find CUDA device {slot.index}: "
+                                         f"{gpuhealth.nvml_reason(error)}")
     return gpuhealth.Watch(nvml, handle, device)
+
+
+def cause_lines(row: CheckRow, joiner: str | None = None) -> list[str]:
+    """What the row's readings explain, a line per cause ("likely cause: …" for a flagged GPU, "noted: …" for any
+    other), or all on one line joined by ``joiner``; the table's text when the rules found none. Printable."""
+    label = "likely cause" if row.flagged else "noted"
+    if not row.causes:  # a slow GPU whose readings show no cause
+        return [f"likely cause: {printable(row.likely_cause)}"] if row.likely_cause else []
+    if joiner is not None:
+        return [f"{label}: {printable(joiner.join(row.causes))}"]
+    return [f"{label}: {printable(cause)}" for cause in row.causes]
 
 
 def explain_rows(rows: list[CheckRow], median: float | None, min_fraction: float) -> None:
@@ -515,7 +540,7 @@ TABLE_COLUMNS = ("GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%
 def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
     """The table's cells as plain strings (names are data: print them as they are)."""
     na = report.cpu  # the interpreter measures no bandwidth
-    return [(row.label, row.name, row.verdict, _number(row.max_abs_err, ".3e"), _time_us(row.kernel_us),
+    return [(row.label, printable(row.name), row.verdict, _number(row.max_abs_err, ".3e"), _time_us(row.kernel_us),
              "n/a" if na else _number(row.gbps, ".1f"), "n/a" if na else _number(row.peak_percent, ".1f"),
              "SLOW" if row.flagged else "", "n/a" if na else printable(row.likely_cause),
              _capture_cell(row, report.check_dir)) for row in report.rows]
@@ -553,9 +578,7 @@ def report_notes(report: CheckReport) -> list[str]:
             lines.append(f"{_what(report)} {row.label}: {row.message}{where}")
         if row.flagged:
             lines.append(f"{_what(report)} {row.label}: flagged: {row.flag_reason}")
-        if row.causes or row.likely_cause:
-            causes = "; ".join(row.causes) if row.causes else row.likely_cause
-            lines.append(f"{_what(report)} {row.label}: likely cause: {printable(causes)}")
+        lines += [f"{_what(report)} {row.label}: {line}" for line in cause_lines(row, "; ")]
     count = len(report.rows)
     if report.exit_code == 0:
         lines.append(f"check: PASS: {count} of {count} {_what(report, count)} passed, none flagged")

@@ -81,14 +81,24 @@ class Explanation:
     causes: tuple[Cause, ...]
     slow: bool  # below the flagging threshold
     read: bool  # readings were taken
+    unjudged: str | None = None  # what the rules could not look at, when that leaves a slow GPU unexplained
+
+    @property
+    def label(self) -> str:
+        """What the causes are called: the likely cause of a slow GPU; for any other, only something noted."""
+        return "likely cause" if self.slow else "noted"
 
     @property
     def text(self) -> str:
-        """The likeliest cause (with how many more), ``NO_CAUSE`` for a slow GPU with none, else ""."""
+        """The likeliest cause (with how many more), prefixed ``noted:`` for a GPU that is not slow; for a slow GPU
+        with none, ``NO_CAUSE`` (and what could not be judged); else ""."""
         if self.causes:
             more = len(self.causes) - 1
-            return self.causes[0].text + (f" (+{more} more)" if more else "")
-        return NO_CAUSE if self.slow and self.read else ""
+            text = self.causes[0].text + (f" (+{more} more)" if more else "")
+            return text if self.slow else f"noted: {text}"
+        if self.slow and self.read:
+            return NO_CAUSE + (f" ({self.unjudged})" if self.unjudged else "")
+        return ""
 
     @property
     def texts(self) -> list[str]:
@@ -100,7 +110,19 @@ def explain(readings: Mapping | None, gbps: float | None = None, median_gbps: fl
     """The causes for a GPU whose bandwidth is ``gbps`` on a box whose median is ``median_gbps``."""
     slow = gbps is not None and median_gbps is not None and gbps < min_fraction * median_gbps
     read = bool(readings) and not readings.get("problem")
-    return Explanation(tuple(likely_causes(readings)) if read else (), slow, read)
+    causes = tuple(likely_causes(readings)) if read else ()
+    return Explanation(causes, slow, read, _unjudged(readings) if read and not causes else None)
+
+
+def _unjudged(readings: Mapping) -> str | None:
+    """Why the rules may have missed a cause: NVML answered nothing, or never saw the GPU busy (the clock, throttle
+    and link rules judge only busy samples)."""
+    before, during, after = (readings.get(key) or {} for key in ("before", "during", "after"))
+    if not any(key != "unread" for snapshot in (before, after) for key in snapshot):
+        return "NVML answered no reading"
+    if not during.get("busy_samples"):
+        return "NVML never saw the GPU busy while the run went: clocks and throttling not judged"
+    return None
 
 
 def likely_causes(readings: Mapping | None) -> list[Cause]:
@@ -122,15 +144,23 @@ def _run_reasons(during: Mapping, after: Mapping) -> int:
 
 
 def _delta(before: Mapping, after: Mapping, key: str) -> int | None:
+    """How much a counter grew over the run; None when unread or when it went down (reset during the run)."""
     first, last = before.get(key), after.get(key)
-    return None if first is None or last is None else max(0, last - first)
+    return None if first is None or last is None or last < first else last - first
+
+
+def _reset(before: Mapping, after: Mapping, key: str) -> bool:
+    first, last = before.get(key), after.get(key)
+    return first is not None and last is not None and last < first
 
 
 def _about_seconds(ns: int | None) -> str:
     if not ns:
         return ""
     seconds = ns / 1e9
-    return f" for about {seconds:.2g} s" if seconds >= 0.01 else " for under 0.01 s"
+    if seconds < 0.01:
+        return " for under 0.01 s"
+    return f" for about {seconds:.2g} s" if seconds < 10 else f" for about {seconds:,.0f} s"
 
 
 def _exact(value: int, decimals: int) -> str:
@@ -190,10 +220,14 @@ def _hw_slowdown(before: Mapping, during: Mapping, after: Mapping) -> Cause | No
 
 
 def _memory_clock(before: Mapping, during: Mapping, after: Mapping) -> Cause | None:
-    clock, top = during.get("mem_clock_mhz_max"), before.get("mem_clock_max_mhz") or after.get("mem_clock_max_mhz")
-    if not during.get("busy_samples") or clock is None or not top or clock >= MEM_CLOCK_FRACTION * top:
+    """Any busy sample below the memory's maximum clock: HBM runs at one clock under load."""
+    low, high = during.get("mem_clock_mhz_min"), during.get("mem_clock_mhz_max")
+    top = before.get("mem_clock_max_mhz") or after.get("mem_clock_max_mhz")
+    low = low if low is not None else high
+    if not during.get("busy_samples") or low is None or not top or low >= MEM_CLOCK_FRACTION * top:
         return None
-    return Cause("memory_clock", f"memory clock {clock} MHz of {top} MHz")
+    span = f"{low}–{high}" if high is not None and high != low else f"{low}"
+    return Cause("memory_clock", f"memory clock {span} MHz of {top} MHz while busy")
 
 
 def _thermal(before: Mapping, during: Mapping, after: Mapping) -> Cause | None:
@@ -203,8 +237,8 @@ def _thermal(before: Mapping, during: Mapping, after: Mapping) -> Cause | None:
                    if value is not None), default=None)
     limit = before.get("temperature_slowdown_c") or after.get("temperature_slowdown_c")
     over = hottest is not None and limit is not None and hottest >= limit
-    if not (reasons & REASON_SW_THERMAL or counted or over):
-        return None
+    if not (reasons & REASON_SW_THERMAL or over or counted and not reasons & REASON_HW_THERMAL):
+        return None  # a HW thermal slowdown alone is named by _hw_slowdown
     where = f" at {hottest} °C" if hottest is not None else ""
     threshold = f" (slowdown at {limit} °C)" if limit is not None else ""
     return Cause("thermal", f"thermal slowdown{where}{threshold}{_about_seconds(counted)}")
@@ -216,12 +250,12 @@ def _power_cap(before: Mapping, during: Mapping, after: Mapping) -> Cause | None
     if not (reasons & REASON_SW_POWER_CAP or counted):
         return None
     limit = after.get("power_limit_mw") or before.get("power_limit_mw")
-    full = (after.get("power_default_limit_mw") or before.get("power_default_limit_mw")
-            or after.get("power_max_limit_mw") or before.get("power_max_limit_mw"))
+    default = after.get("power_default_limit_mw") or before.get("power_default_limit_mw")
+    full = default or after.get("power_max_limit_mw") or before.get("power_max_limit_mw")
     if limit and full and limit < full:
-        at = f" at {_watts(limit)} of {_watts(full)}"
+        at = f" at {_watts(limit)} of {_watts(full)}" + ("" if default else " (its maximum)")
     elif limit:
-        at = f" at {_watts(limit)} (the default limit)" if limit == full else f" at {_watts(limit)}"
+        at = f" at {_watts(limit)} (the default limit)" if limit == default else f" at {_watts(limit)}"
     else:
         at = ""
     return Cause("power_cap", f"power cap: throttled by SW power cap{at}{_about_seconds(counted)}")
@@ -261,8 +295,10 @@ def _pcie(before: Mapping, during: Mapping, after: Mapping) -> Cause | None:
     slow = gen is not None and top_gen and gen < top_gen
     if not (narrow or slow):
         return None
-    now = (f"Gen{gen} " if gen is not None else "") + f"x{width}"
-    most = (f"Gen{top_gen} " if gen is not None and top_gen else "") + f"x{top_width or '?'}"
+    now = " ".join(part for part in (f"Gen{gen}" if gen is not None else "",
+                                     f"x{width}" if width is not None else "") if part)
+    most = " ".join(part for part in (f"Gen{top_gen}" if gen is not None and top_gen else "",
+                                      f"x{top_width or '?'}" if width is not None else "") if part)
     return Cause("pcie", f"PCIe {now} of {most}")
 
 
@@ -272,13 +308,13 @@ def detail_lines(readings: Mapping | None) -> list[str]:
     if not readings:
         return ["no GPU readings in this check"]
     if readings.get("problem"):
-        return [f"GPU readings: not read: {readings['problem']}"]
+        return [f"GPU readings: not read: {printable(str(readings['problem']))}"]
     before, during, after = (readings.get(key) or {} for key in ("before", "during", "after"))
     device = readings.get("device") or {}
     lines = []
     ident = [str(device[key]) for key in ("name", "uuid", "pci_bus_id") if device.get(key)]
     found = f" (found by {device['found_by']})" if device.get("found_by") else ""
-    driver = f"; driver {readings['driver_version']}" if readings.get("driver_version") else ""
+    driver = f"; driver {printable(str(readings['driver_version']))}" if readings.get("driver_version") else ""
     lines.append("device     " + (printable("  ".join(ident)) or "?") + found + driver)
     busy = during.get("busy_samples")
     if during.get("samples") is not None:
@@ -299,9 +335,10 @@ def detail_lines(readings: Mapping | None) -> list[str]:
         reasons.append("while busy: " + (", ".join(reason_names(during["clocks_event_reasons"])) or "none"))
     if "clocks_event_reasons" in after:
         reasons.append("right after: " + (", ".join(reason_names(after["clocks_event_reasons"])) or "none"))
-    counters = [f"{what} {_exact(_delta(before, after, key), 6)} ms" for what, key in
+    counters = [f"{what} {_exact(_delta(before, after, key), 6)} ms" if not _reset(before, after, key)
+                else f"{what} counter reset during the run" for what, key in
                 (("power", "violation_power_ns"), ("thermal", "violation_thermal_ns"))
-                if _delta(before, after, key) is not None]
+                if _delta(before, after, key) is not None or _reset(before, after, key)]
     if counters:
         reasons.append("throttled " + ", ".join(counters))
     if reasons:
@@ -312,6 +349,8 @@ def detail_lines(readings: Mapping | None) -> list[str]:
     energy = _delta(before, after, "energy_mj")
     if energy is not None:
         power.append(f"{_exact(energy, 3)} J in all")
+    elif _reset(before, after, "energy_mj"):
+        power.append("energy counter reset during the run")
     if after.get("power_limit_mw") is not None:
         limits = [f"{what} {_watts(after[key])}" for what, key in
                   (("default", "power_default_limit_mw"), ("max", "power_max_limit_mw")) if after.get(key)]
@@ -354,8 +393,14 @@ def detail_lines(readings: Mapping | None) -> list[str]:
 
 
 def _memory_text(process: Mapping) -> str:
+    """A process's GPU memory: exact in MiB when NVML's bytes are whole MiB, else about; an older check's whole MiB
+    (``used_memory_mib``, rounded down) as at least."""
+    used = process.get("used_memory_bytes")
+    if isinstance(used, int) and not isinstance(used, bool):
+        whole, rest = divmod(used, 2**20)
+        return f" {whole:,} MiB" if not rest else f" about {used / 2**20:,.0f} MiB"
     used = process.get("used_memory_mib")
-    return f" {used:,} MiB" if isinstance(used, int) else ""
+    return f" at least {used:,} MiB" if isinstance(used, int) and not isinstance(used, bool) else ""
 
 
 def _ecc_line(snapshot: Mapping) -> str:
@@ -409,7 +454,7 @@ class Nvml:
         try:
             pynvml.nvmlInit()
         except Exception as error:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, NoPermission, …
-            return None, f"NVML did not start: {_reason(error)}"
+            return None, f"NVML did not start: {nvml_reason(error)}"
         return cls(pynvml), None
 
     def close(self) -> None:
@@ -442,23 +487,30 @@ class Nvml:
             try:
                 return self._device(nvml.nvmlDeviceGetHandleByUUID(name), "uuid")
             except Exception as error:  # noqa: BLE001
-                tried.append(f"UUID {name}: {_reason(error)}")
+                tried.append(f"UUID {name}: {nvml_reason(error)}")
         if pci_bus_id:
             try:
                 return self._device(nvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id), "PCI bus id")
             except Exception as error:  # noqa: BLE001
-                tried.append(f"PCI bus id {pci_bus_id}: {_reason(error)}")
+                tried.append(f"PCI bus id {pci_bus_id}: {nvml_reason(error)}")
         try:
             count = nvml.nvmlDeviceGetCount()
         except Exception as error:  # noqa: BLE001
-            raise LookupError(f"NVML lists no GPU: {_reason(error)}") from None
+            raise LookupError(f"NVML lists no GPU: {nvml_reason(error)}") from None
         if pin is not None and pin.isdigit() and pci_order:
-            by_bus = sorted((_text(nvml.nvmlDeviceGetPciInfo(h).busId).upper(), h)
-                            for h in (nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)))
-            if int(pin) < len(by_bus):
-                return self._device(by_bus[int(pin)][1], "PCI bus order")
+            try:
+                by_bus = sorted((_text(nvml.nvmlDeviceGetPciInfo(h).busId).upper(), h)
+                                for h in (nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)))
+            except Exception as error:  # noqa: BLE001 - a lost GPU among them, say
+                tried.append(f"PCI bus order: {nvml_reason(error)}")
+            else:
+                if int(pin) < len(by_bus):
+                    return self._device(by_bus[int(pin)][1], "PCI bus order")
         if count == 1 and (pin is None or pin == "0") and not names:
-            return self._device(nvml.nvmlDeviceGetHandleByIndex(0), "the only GPU")
+            try:
+                return self._device(nvml.nvmlDeviceGetHandleByIndex(0), "the only GPU")
+            except Exception as error:  # noqa: BLE001
+                tried.append(f"the only GPU: {nvml_reason(error)}")
         raise LookupError("; ".join(tried) if tried else
                           "the workload's interpreter gave no UUID for it, so its NVML device is unknown")
 
@@ -487,7 +539,7 @@ class Nvml:
             try:
                 out[key] = convert(call(*args))
             except Exception as error:  # noqa: BLE001 - a refused field is recorded, never raised
-                unread[key] = _reason(error)
+                unread[key] = nvml_reason(error)
 
         read("sm_clock_mhz", nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM)
         read("mem_clock_mhz", nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_MEM)
@@ -513,7 +565,7 @@ class Nvml:
             rates = nvml.nvmlDeviceGetUtilizationRates(handle)
             out["utilization_gpu_percent"], out["utilization_memory_percent"] = rates.gpu, rates.memory
         except Exception as error:  # noqa: BLE001
-            unread["utilization_gpu_percent"] = _reason(error)
+            unread["utilization_gpu_percent"] = nvml_reason(error)
         read("ecc_enabled", nvml.nvmlDeviceGetEccMode, handle, convert=lambda modes: bool(modes[0]))
         if out.get("ecc_enabled"):
             read("ecc_uncorrected_volatile", nvml.nvmlDeviceGetTotalEccErrors, handle,
@@ -527,7 +579,7 @@ class Nvml:
             out.update(remapped_rows_corrected=corrected, remapped_rows_uncorrected=uncorrected,
                        remapped_rows_pending=bool(pending), remapped_rows_failure=bool(failure))
         except Exception as error:  # noqa: BLE001 - before Ampere: retired pages instead
-            unread["remapped_rows"] = _reason(error)
+            unread["remapped_rows"] = nvml_reason(error)
             read("retired_pages_sbe", nvml.nvmlDeviceGetRetiredPages, handle,
                  nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, convert=len)
             read("retired_pages_dbe", nvml.nvmlDeviceGetRetiredPages, handle,
@@ -541,8 +593,8 @@ class Nvml:
             current, pending = nvml.nvmlDeviceGetMigMode(handle)
             out["mig_enabled"], out["mig_pending"] = bool(current), bool(pending)
         except Exception as error:  # noqa: BLE001 - a GPU without MIG says Not Supported
-            unread["mig_enabled"] = _reason(error)
-        read("processes", self._processes, handle, own_pid)
+            unread["mig_enabled"] = nvml_reason(error)
+        read("processes", self._processes, handle, own_pid, unread)
         if unread:
             out["unread"] = unread
         return out
@@ -561,7 +613,7 @@ class Nvml:
             try:
                 out[key] = call(handle, *args)
             except Exception as error:  # noqa: BLE001
-                out.setdefault("unread", {})[key] = _reason(error)
+                out.setdefault("unread", {})[key] = nvml_reason(error)
         return out
 
     def _reasons(self, handle) -> int:
@@ -570,17 +622,27 @@ class Nvml:
             nvml.nvmlDeviceGetCurrentClocksThrottleReasons
         return int(call(handle))
 
-    def _processes(self, handle, own_pid: int | None) -> list[dict]:
-        nvml, found = self.nvml, {}
+    def _processes(self, handle, own_pid: int | None, unread: dict) -> list[dict]:
+        """The compute and graphics processes on the GPU; a kind NVML refuses is named in ``unread``
+        (``processes_compute``, ``processes_graphics``) and the other kept. Raises when both are refused."""
+        nvml, found, refused = self.nvml, {}, {}
         for kind, call in (("compute", nvml.nvmlDeviceGetComputeRunningProcesses),
                            ("graphics", nvml.nvmlDeviceGetGraphicsRunningProcesses)):
-            for process in call(handle):
+            try:
+                processes = list(call(handle))
+            except Exception as error:  # noqa: BLE001
+                refused[f"processes_{kind}"] = error
+                continue
+            for process in processes:
                 pid = int(process.pid)
                 if pid in found or (own_pid is not None and _descends_from(pid, own_pid)):
                     continue
                 used = getattr(process, "usedGpuMemory", None)
                 found[pid] = {"pid": pid, "name": self._process_name(pid), "kind": kind,
-                              "used_memory_mib": used // 2**20 if isinstance(used, int) else None}
+                              "used_memory_bytes": used if isinstance(used, int) else None}
+        if len(refused) == 2:
+            raise refused["processes_compute"]
+        unread.update({key: nvml_reason(error) for key, error in refused.items()})
         return [found[pid] for pid in sorted(found)]
 
     def _process_name(self, pid: int) -> str | None:
@@ -635,6 +697,7 @@ class Watch:
         self.before: dict = {}
         self.samples: list[dict] = []
         self.task: asyncio.Task | None = None
+        self.reading: asyncio.Future | None = None  # the NVML call under way in its thread
         self.started = 0.0
 
     async def begin(self) -> None:
@@ -644,15 +707,22 @@ class Watch:
 
     async def _sample(self) -> None:
         while True:
-            self.samples.append(await asyncio.to_thread(self.nvml.sample, self.handle))
+            self.reading = asyncio.ensure_future(asyncio.to_thread(self.nvml.sample, self.handle))
+            self.samples.append(await asyncio.shield(self.reading))  # cancelling the task leaves the thread's call
             await asyncio.sleep(self.interval_s)
 
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
-    async def end(self) -> dict:
+    async def settled(self) -> None:
+        """Stopped, with no NVML call left running in a thread (NVML may then be shut down)."""
         self.stop()
+        if self.reading is not None:
+            await asyncio.wait({self.reading})
+
+    async def end(self) -> dict:
+        await self.settled()
         after = await asyncio.to_thread(self.nvml.snapshot, self.handle, os.getpid())
         return {"source": READINGS_SOURCE, "driver_version": self.nvml.driver_version, "device": self.device,
                 "seconds": round(time.monotonic() - self.started, 3), "before": self.before,
@@ -683,7 +753,7 @@ def _text(value):
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
-def _reason(error: BaseException) -> str:
+def nvml_reason(error: BaseException) -> str:
     """NVML's words for a refusal ("Not Supported", "Insufficient Permissions"), else the exception's."""
     text = str(error).strip()
     return text or type(error).__name__

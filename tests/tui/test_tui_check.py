@@ -175,3 +175,22 @@ async def test_a_cpu_check_has_no_readings_pane():
         await pilot.pause()
         assert not app.screen.query_one("#check-detail").display
         assert table_cells(app.screen)["cpu0"]["LIKELY_CAUSE"] == "n/a"
+
+
+async def test_names_and_nvml_text_in_the_check_screen_are_data():
+    """A stored check whose GPU name, driver string and causes carry control sequences: none reaches the screen."""
+    from proton_tui.capture.history import stored_runs
+    from tests.helpers import FIXTURES
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    report.rows[1].name = "NVIDIA H200\x1b]0;owned\x07"
+    report.rows[1].readings["driver_version"] = "580\x1b[2J"
+    report.rows[1].causes = ["other process on the GPU: pid 4242 (\x1b[31mpython3)"]
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(CheckScreen(finished=report))
+        await pilot.pause()
+        screen = app.screen
+        shown = detail_text(screen) + "".join(str(cell) for row in table_cells(screen).values() for cell in row.values())
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "NVIDIA H200" in table_cells(screen)["1"]["NAME"]

@@ -234,6 +234,8 @@ def test_text_table_is_aligned_and_prints_names_verbatim():
                                 "LIKELY_CAUSE", "CAPTURE"]
     assert "[bold red]GPU[/]" in lines[2] and "SLOW" in lines[2] and "SLOW" not in lines[1]
     assert lines[1].endswith("  vecadd-gpu0.hatchet") and lines[2].endswith("  -")  # relative to the folder
+    rows[0].name = "H200\x1b[2J"  # a name with a control sequence reaches no terminal
+    assert "\x1b" not in format_report(report)
     assert lines[0].index("GB/S") + len("GB/S") == lines[1].index("4400.0") + len("4400.0")  # right-aligned
     assert "flagged below 0.90 x median = 3330.0 GB/s" in text
     assert "GPU 1: flagged: 3000.0 GB/s is 81% of the median" in text
@@ -254,8 +256,9 @@ def test_the_likely_cause_column_and_notes_come_from_each_gpus_readings():
     lines = format_report(report).splitlines()
     cause = lines[0].index("LIKELY_CAUSE")
     assert [line[cause:].split("  ")[0] for line in lines[1:5]] == [
-        "", "other process on the GPU: pid 4242 (python3)", "PCIe Gen3 x8 of Gen5 x16", NO_CAUSE]
+        "", "other process on the GPU: pid 4242 (python3)", "noted: PCIe Gen3 x8 of Gen5 x16", NO_CAUSE]
     assert "GPU 1: likely cause: other process on the GPU: pid 4242 (python3)" in lines
+    assert "GPU 2: noted: PCIe Gen3 x8 of Gen5 x16" in lines  # not slow: nothing to be the cause of
     assert f"GPU 3: likely cause: {NO_CAUSE}" in lines and not any(line.startswith("GPU 0: likely") for line in lines)
     assert not any("GPU readings" in line for line in lines)
     assert rows[1].causes == ["other process on the GPU: pid 4242 (python3)"]

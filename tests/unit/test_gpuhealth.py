@@ -31,7 +31,7 @@ def readings(name: str) -> dict:
     ("busy_unlisted", "GPU 100% busy before the run started (no process listed: another container or user?)"),
     ("mig", "MIG enabled: the run had a slice of the GPU"),
     ("hw_slowdown", "HW slowdown"),
-    ("memory_clock", "memory clock 1593 MHz of 3201 MHz"),
+    ("memory_clock", "memory clock 1593 MHz of 3201 MHz while busy"),
     ("thermal", "thermal slowdown at 91 °C (slowdown at 90 °C) for about 0.82 s"),
     ("power_cap", "power cap: throttled by SW power cap at 300 W of 700 W for about 1.3 s"),
     ("ecc", "ECC: 2 uncorrected errors since the driver loaded; a row remap is pending (reset the GPU to apply it)"),
@@ -171,3 +171,161 @@ def test_recorded_h200_readings():
     assert loaded["during"]["busy_samples"] >= 1 and loaded["during"]["sm_clock_mhz_max"] == 1980
     shared = likely_causes(recorded("other_process"))
     assert shared[0].text == "other process on the GPU: pid 749 (python3)"
+
+
+def test_a_gpu_that_is_not_slow_only_has_something_noted():
+    degraded = readings("pcie_degraded")
+    assert explain(degraded, 4380.0, 4400.0).text == "noted: PCIe Gen3 x8 of Gen5 x16"
+    assert explain(degraded, 4380.0, 4400.0).label == "noted"
+    assert explain(degraded, 1000.0, 4400.0).text == "PCIe Gen3 x8 of Gen5 x16"
+    assert explain(degraded, None, 4400.0).text == "noted: PCIe Gen3 x8 of Gen5 x16"  # a failed run: no bandwidth
+
+
+def test_a_slow_gpu_never_seen_busy_says_what_was_not_judged():
+    idle = json.loads((FIXTURES / "nvml" / "recorded_h200_idle.json").read_text())
+    assert explain(idle, 1000.0, 4400.0).text == (
+        f"{NO_CAUSE} (NVML never saw the GPU busy while the run went: clocks and throttling not judged)")
+    refused = {"source": "nvml", "before": {"unread": {"sm_clock_mhz": "Not Supported"}}, "during": {"samples": 3},
+               "after": {"unread": {"sm_clock_mhz": "Not Supported"}}}
+    assert explain(refused, 1000.0, 4400.0).text == f"{NO_CAUSE} (NVML answered no reading)"
+    assert explain(readings("healthy"), 1000.0, 4400.0).text == NO_CAUSE
+
+
+def test_long_throttling_is_said_in_whole_seconds():
+    capped = readings("power_cap")
+    capped["after"]["violation_power_ns"] = capped["before"]["violation_power_ns"] + 599_600_000_000
+    assert likely_causes(capped)[0].text == "power cap: throttled by SW power cap at 300 W of 700 W for about 600 s"
+    capped["after"]["violation_power_ns"] = capped["before"]["violation_power_ns"] + 99_600_000_000
+    assert likely_causes(capped)[0].text.endswith("for about 100 s")
+
+
+def test_a_pcie_generation_drop_with_the_width_unread():
+    slow_link = readings("healthy")
+    slow_link["during"]["pcie_generation_max"] = 3
+    for snapshot in (slow_link["before"], slow_link["after"], slow_link["during"]):
+        for key in ("pcie_width", "pcie_width_max"):
+            snapshot.pop(key, None)
+    assert [cause.text for cause in likely_causes(slow_link)] == ["PCIe Gen3 of Gen5"]
+
+
+def test_a_counter_that_went_down_is_said_to_have_reset_not_zero():
+    reset = readings("healthy")
+    reset["after"]["energy_mj"] = reset["before"]["energy_mj"] - 5
+    reset["after"]["violation_thermal_ns"] = 0
+    reset["before"]["violation_thermal_ns"] = 7_000_000
+    lines = "\n".join(detail_lines(reset))
+    assert "energy counter reset during the run" in lines and "thermal counter reset during the run" in lines
+    assert " 0 J in all" not in lines and "thermal 0 ms" not in lines
+
+
+def test_a_memory_clock_drop_in_part_of_the_run_is_a_cause():
+    dipped = readings("healthy")
+    dipped["during"]["mem_clock_mhz_min"] = 1593
+    assert [cause.text for cause in likely_causes(dipped)] == ["memory clock 1593–3201 MHz of 3201 MHz while busy"]
+
+
+def test_the_default_power_limit_is_named_only_when_read():
+    capped = readings("power_cap")
+    for snapshot in (capped["before"], capped["after"]):
+        snapshot["power_limit_mw"] = 700000
+        snapshot.pop("power_default_limit_mw", None)
+    assert likely_causes(capped)[0].text.startswith("power cap: throttled by SW power cap at 700 W for")
+    for snapshot in (capped["before"], capped["after"]):
+        snapshot["power_limit_mw"] = 300000
+    assert "at 300 W of 700 W (its maximum)" in likely_causes(capped)[0].text
+
+
+def test_a_hw_thermal_slowdown_is_named_once():
+    hot = readings("hw_slowdown")
+    hot["during"]["clocks_event_reasons"] = 0x40
+    hot["after"]["violation_thermal_ns"] = hot["before"].get("violation_thermal_ns", 0) + 800_000_000
+    hot["before"].setdefault("violation_thermal_ns", 0)
+    causes = likely_causes(hot)
+    assert "HW thermal slowdown" in causes[0].text and not any(cause.kind == "thermal" for cause in causes)
+
+
+def test_driver_and_problem_text_are_data():
+    hostile = readings("other_process")
+    hostile["driver_version"] = "580\x1b]0;owned\x07"
+    assert "\x1b" not in "\n".join(detail_lines(hostile)) and "\x07" not in "\n".join(detail_lines(hostile))
+    assert "\x1b" not in detail_lines(unread_readings("UUID GPU-\x1b[31mred: Not Found"))[0]
+
+
+def test_a_process_memory_in_bytes_is_exact_or_about():
+    shared = readings("other_process")
+    assert "processes  pid 4242 (python3) 3,081 MiB" in detail_lines(shared)
+    shared["before"]["processes"][0]["used_memory_bytes"] = 3_230_662_656 + 1000
+    shared["after"]["processes"][0]["used_memory_bytes"] = 3_230_662_656 + 1000
+    assert "processes  pid 4242 (python3) about 3,081 MiB" in detail_lines(shared)
+    recorded = json.loads((FIXTURES / "nvml" / "recorded_h200_other_process.json").read_text())
+    assert "processes  pid 749 (python3) at least 2,658 MiB" in detail_lines(recorded)  # an older reader's MiB
+
+
+class Refusing:
+    """The real binding with NVML not started here, so every call raises NVML's own error, except the calls given
+    (NVML failures that only a GPU box can produce)."""
+
+    def __init__(self, **calls) -> None:
+        import pynvml
+
+        self.pynvml, self.calls = pynvml, calls
+
+    def __getattr__(self, name):
+        return self.calls[name] if name in self.calls else getattr(self.pynvml, name)
+
+
+def nvml_error(code_name: str):
+    import pynvml
+
+    def fail(*args):
+        raise pynvml.NVMLError(getattr(pynvml, code_name))
+    return fail
+
+
+def test_a_gpu_lost_while_finding_it_by_pci_order_is_a_lookup_failure():
+    nvml = Nvml(Refusing(nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=nvml_error("NVML_ERROR_GPU_IS_LOST")))
+    with pytest.raises(LookupError, match="PCI bus order: GPU is lost"):
+        nvml.find(None, None, "1", pci_order=True)
+    with pytest.raises(LookupError, match="the only GPU: GPU is lost"):
+        Nvml(Refusing(nvmlDeviceGetCount=lambda: 1,
+                      nvmlDeviceGetHandleByIndex=nvml_error("NVML_ERROR_GPU_IS_LOST"))).find(None, None, "0")
+
+
+def test_a_refused_graphics_list_keeps_the_compute_processes():
+    from types import SimpleNamespace
+
+    nvml = Nvml(Refusing(
+        nvmlDeviceGetComputeRunningProcesses=lambda handle: [SimpleNamespace(pid=4242, usedGpuMemory=3 * 2**30)],
+        nvmlDeviceGetGraphicsRunningProcesses=nvml_error("NVML_ERROR_NOT_SUPPORTED")))
+    snapshot = nvml.snapshot("handle", own_pid=None)
+    assert [(p["pid"], p["kind"], p["used_memory_bytes"]) for p in snapshot["processes"]] == [(4242, "compute",
+                                                                                              3 * 2**30)]
+    assert snapshot["unread"]["processes_graphics"] == "Not Supported" and "processes" not in snapshot["unread"]
+    both = Nvml(Refusing()).snapshot("handle", own_pid=None)
+    assert "processes" not in both and "processes" in both["unread"]
+
+
+async def test_a_stopped_watch_settles_only_once_its_nvml_call_has_returned():
+    import asyncio
+    import threading
+
+    from proton_tui.capture.gpuhealth import Watch
+
+    release, returned = threading.Event(), []
+    nvml = Nvml(Refusing())
+
+    def slow_sample(handle):
+        release.wait(5)
+        returned.append(True)
+        return {}
+    nvml.sample = slow_sample
+    watch = Watch(nvml, "handle", {})
+    watch.task = asyncio.create_task(watch._sample())
+    await asyncio.sleep(0.05)
+    watch.stop()
+    settling = asyncio.create_task(watch.settled())
+    await asyncio.sleep(0.1)
+    assert not settling.done() and not returned  # NVML may not be shut down yet
+    release.set()
+    await asyncio.wait_for(settling, 5)
+    assert returned == [True]

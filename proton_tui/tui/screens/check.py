@@ -28,6 +28,7 @@ from ...capture.check import (
     CheckRow,
     CheckSlot,
     NoGpuError,
+    cause_lines,
     execute_check,
     plan_check,
     report_notes,
@@ -36,6 +37,7 @@ from ...capture.check import (
 from ...capture.gpuhealth import detail_lines
 from ...capture.params import ParamError
 from ...capture.probe import ProbeError
+from ...console import printable
 from ...formatting import counted
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
@@ -254,9 +256,8 @@ class CheckScreen(Screen):
         note = self.report.readings_note if self.report is not None else None
         if row.readings is None and note is None:
             return None
-        lines = [f"likely cause: {cause}" for cause in row.causes] or (
-            [f"likely cause: {row.likely_cause}"] if row.likely_cause else [])
-        lines += [f"GPU readings: not read: {note}"] if row.readings is None else detail_lines(row.readings)
+        lines = cause_lines(row)
+        lines += [f"GPU readings: not read: {printable(note)}"] if row.readings is None else detail_lines(row.readings)
         return f"GPU {row.label}: what the GPU said around its run", "\n".join(lines)
 
     def show_detail(self, label: str | None = None) -> None:
@@ -284,7 +285,7 @@ class CheckScreen(Screen):
 
     def add_row(self, label: str, name: str, state: str) -> None:
         """A GPU's (or job's) row before its result: its label, name and state, the rest empty."""
-        cells = (label, name, state, *("" for _ in TABLE_COLUMNS[3:]))
+        cells = (label, printable(name), state, *("" for _ in TABLE_COLUMNS[3:]))
         self.query_one("#check-table", DataTable).add_row(*(Text(cell) for cell in cells), key=label)
 
     def on_check_row_done(self, message: CheckRowDone) -> None:
