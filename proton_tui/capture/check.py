@@ -43,7 +43,7 @@ from ..formatting import counted
 from ..hatchet import Profile
 from . import gpuhealth
 from .command import Command, device_env
-from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout
+from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout, whole_number
 from .payload import payload_path
 from .probe import InterpreterInfo, probe_interpreter
 from .rules import Finding, check_rules, resolve_backend, version_between
@@ -100,7 +100,7 @@ def parse_gpus(text: str | Collection[int] | None, flag: str = "--gpus") -> list
         items = [item.strip() for item in text.split(",")]
     else:
         items = [str(item) for item in text]
-    if not items or any(not (item.isascii() and item.isdigit()) for item in items):
+    if not items or any(whole_number(item) is None for item in items):
         raise ParamError(flag, f"{text!r} is not a comma-separated list of GPU indices (e.g. 0,1)")
     indices = [int(item) for item in items]
     if len(set(indices)) != len(indices):

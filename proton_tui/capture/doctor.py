@@ -40,9 +40,9 @@ from ..formatting import counted
 from .check import CPU_ITERS, CPU_SIZE
 from .classify import LIBRARY_REMEDY, Outcome, Verdict
 from .command import Command
-from .params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_timeout
+from .params import BACKENDS, CONTEXTS, MODES, ParamError, RunParams, parse_count, parse_timeout, whole_number
 from .payload import payload_path
-from .probe import InterpreterInfo, cache_dir, cache_state, probe_interpreter
+from .probe import InterpreterInfo, cache_dir, cache_state, probe_interpreter, read_answer
 from .rules import BACKEND_SINCE, DATA_SINCE, FORMAT_SINCE, check_rules, resolve_backend
 from .rundir import DEFAULT_OUTPUT, RUN_JSON, STDOUT_LOG, create_run_dir, write_json
 from .session import RunPlan, RunResult, execute_run
@@ -51,7 +51,7 @@ DOCTOR_SIZE = 4096  # elements per cell's payload: a capture needs a kernel, not
 DOCTOR_ITERS = 2
 CELL_TIMEOUT_S = 180.0  # per cell: the first compile of the scoped kernel included
 DEFAULT_JOBS = 16  # at most, by default: each cell holds an interpreter with torch and a CUDA context
-MAX_JOBS = 32  # cells at once: every cell of the largest matrix (30, Triton 3.7.1 on NVIDIA) fits
+MAX_JOBS = 64  # cells at once: a whole matrix fits (5 backends × 2 contexts × 3 outputs × 2 modes = 60 at most)
 DOCTOR_JSON = "doctor.json"
 NO_GPU_EXIT = 3
 # The outputs a Triton version offers: (Proton's data, the tree's format in RunParams), by the name of the file kind.
@@ -95,7 +95,7 @@ for name, prefix, library in (("roctracer", "TRITON_ROCTRACER", "libroctracer64.
     chosen = os.environ.get(prefix + "_LIBRARY")
     source = prefix + "_LIB_PATH" if folder else prefix + "_LIBRARY" if chosen else "default"
     check(name, folder, chosen or library, source)
-print(json.dumps(answer))
+print("proton-tui-answer " + json.dumps(answer))
 """
 
 
@@ -215,7 +215,8 @@ def judge_cell(cell: Cell, verdict: Verdict, unit: str | None) -> Judgement:
     if cell.metric is not None and metric != cell.metric:
         held = f"`{metric}`" if metric else "neither time nor cycles"
         return Judgement("wrong metric", False, f"the capture holds {held}, not `{cell.metric}`", metric,
-                         f"Proton recorded with another backend than {cell.backend}: the cell's log says which")
+                         f"Proton recorded with another backend than {cell.resolved or cell.backend}: the cell's "
+                         "log says which")
     return Judgement("PASS", True, verdict.message, metric, None)
 
 
@@ -360,7 +361,9 @@ def _library_facts(info: InterpreterInfo, libraries: dict) -> list[Fact]:
             if key == "cupti" and info.gpu_vendor is None and libraries.get("triton_dir") is None:
                 continue  # no Triton, no GPU: nothing to say about CUPTI
             facts.append(Fact(name, "fail" if info.gpu_vendor else "info", "not looked for: Triton's folder was "
-                                                                           "not found", None))
+                                                                           "not found",
+                              f"install Triton for that interpreter: {info.python} -m pip install triton"
+                              if info.gpu_vendor else None))
             continue
         facts.append(_library_fact(info, name, entry))
     return facts
@@ -392,7 +395,10 @@ def _library_fact(info: InterpreterInfo, name: str, entry: dict) -> Fact:
 def _counters_fact(info: InterpreterInfo, host: HostReadings) -> Fact | None:
     if info.gpu_vendor == "amd" or (host.nvidia_params is None and info.gpu_vendor != "nvidia"):
         return None
-    found = ADMIN_ONLY.search(host.nvidia_params or "")
+    if host.nvidia_params is None:
+        return Fact("profiling counters", "info", "/proc/driver/nvidia/params could not be read: whether profiling "
+                                                  "counters are restricted to admins is unknown")
+    found = ADMIN_ONLY.search(host.nvidia_params)
     if found is None:
         return Fact("profiling counters", "info", "/proc/driver/nvidia/params has no RmProfilingAdminOnly here")
     if found[1] == "0":
@@ -416,7 +422,9 @@ def _visible_fact(info: InterpreterInfo, environ: Mapping[str, str]) -> Fact:
                         f"{', '.join(f'{var}={set_[var]}' for var in wrong)}: Triton raises ValueError with it on "
                         "AMD (proton-tui removes it for its runs)",
                         f"unset {' and '.join(wrong)}; pin GPUs with ROCR_VISIBLE_DEVICES")
-    hiding = [var for var, value in set_.items() if value.strip() in HIDING_VALUES]
+    # CUDA reads only its own variable; the HIP runtime all three; without a GPU any of them may be why
+    hiding = [var for var, value in set_.items() if value.strip() in HIDING_VALUES
+              and (info.gpu_vendor != "nvidia" or var == "CUDA_VISIBLE_DEVICES")]
     if hiding:
         return Fact("visible devices", "warn", f"{hiding[0]}={set_[hiding[0]]!r} hides every GPU",
                     f"unset {hiding[0]}")
@@ -432,11 +440,13 @@ def probe_libraries(python: str, timeout: float = LIBRARY_TIMEOUT_S) -> dict:
                                 text=True, errors="replace", timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as error:
         return {"error": f"{type(error).__name__}: {error}", "libraries": []}
-    try:
-        return json.loads((result.stdout.strip().splitlines() or [""])[-1])
-    except json.JSONDecodeError:
+    answer = read_answer(result.stdout)
+    if answer is None or not isinstance(answer.get("libraries"), list):
         last = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
         return {"error": last, "libraries": []}
+    answer["libraries"] = [entry for entry in answer["libraries"] if isinstance(entry, dict)
+                           and {"name", "path", "source", "loads"} <= entry.keys()]
+    return answer
 
 
 # --- planning and running -------------------------------------------------------------------------------------
@@ -461,9 +471,9 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
     """Check the options, probe the interpreter, read the host and the libraries, plan the cells. Nothing is
     captured. Raises ParamError (a bad option, named) or ProbeError."""
     environ = os.environ if environ is None else environ
-    if not (str(gpu).strip().isascii() and str(gpu).strip().isdigit()):
+    index = whole_number(str(gpu))
+    if index is None:
         raise ParamError("--gpu", f"{gpu!r} is not a GPU index (0, 1, …)")
-    index = int(str(gpu).strip())
     count = parse_count("--jobs", jobs if jobs is not None else min(os.cpu_count() or 1, DEFAULT_JOBS))
     if count > MAX_JOBS:
         raise ParamError("--jobs", f"{count} is more than {MAX_JOBS}")
@@ -492,6 +502,12 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
                          f"{' '.join(f'{flag} {value}' for flag, value in chosen)} leaves no cell of Triton "
                          f"{info.triton_version}'s matrix (its backends: "
                          f"{', '.join(b for b, since in BACKEND_SINCE.items() if info.triton_at_least(since))})")
+    chosen = [(flag, value) for flag, value in (("--backend", backend), ("--context", context), ("--mode", mode))
+              if value is not None]
+    if chosen and all(cell.expected == "refused" for cell in cells):  # nothing would be proved
+        reasons = sorted({reason for cell in cells for reason in cell.reasons})
+        raise ParamError(chosen[0][0], f"{' '.join(f'{flag} {value}' for flag, value in chosen)} leaves only cells "
+                                       f"the rules refuse: {'; '.join(reasons)}")
     return DoctorPlan(info, tuple(facts), tuple(cells), index, output, count)
 
 
@@ -518,8 +534,13 @@ class CellResult:
     run: RunResult | None = field(default=None, repr=False, compare=False)
 
     @property
+    def cancelled(self) -> bool:
+        return self.proved == "cancelled"
+
+    @property
     def failed(self) -> bool:
-        return not self.ok
+        """Proved not to work (a cell cancelled before it proved anything has not failed)."""
+        return not self.ok and not self.cancelled
 
     @property
     def said(self) -> str:
@@ -582,7 +603,8 @@ class DoctorReport:
 
     @property
     def exit_code(self) -> int:
-        """0 all works, 1 something failed, 3 no GPU (profiling not checked) with nothing failed."""
+        """0 all works, 1 something failed or the doctor was cancelled before the end, 3 no GPU (profiling not
+        checked) with nothing failed."""
         if self.failed or self.failed_facts or self.cancelled:
             return 1
         return 0 if self.has_gpu else NO_GPU_EXIT
@@ -592,14 +614,16 @@ class DoctorReport:
         triton = self.interpreter.get("triton_version")
         ran, failed = self.ran, self.failed
         refused = len(self.results) - len(ran)
+        if self.cancelled:
+            proved = sum(result.ok for result in ran)
+            fails = f", {len(failed)} failed" if failed else ""
+            return f"CANCELLED: {proved} of {counted(len(ran), 'cell')} proved before the cancel{fails}"
         if not self.has_gpu:
             cpu = next(iter(ran), None)
             check = ("the interpreter check passed" if cpu is not None and cpu.ok else
                      "the interpreter check FAILED" if cpu is not None else "the interpreter check was refused")
             facts = f"; {counted(len(self.failed_facts), 'fact')} failed" if self.failed_facts else ""
             return f"no GPU: profiling not checked; {check}{facts}"
-        if self.cancelled:
-            return f"CANCELLED: {len(ran) - len(failed)} of {counted(len(ran), 'cell')} proved before the cancel"
         parts = []
         if failed:
             parts.append(f"{len(failed)} of {counted(len(ran), 'cell')} failed")
@@ -611,8 +635,8 @@ class DoctorReport:
                 f"{refused} refused by its rules")
 
     def to_json(self) -> dict:
-        counts = Counter("refused" if r.cell.expected == "refused" else "passed" if r.ok else "failed"
-                         for r in self.results)
+        counts = Counter("refused" if r.cell.expected == "refused" else "passed" if r.ok else
+                         "cancelled" if r.cancelled else "failed" for r in self.results)
         return {
             "schema": JSON_SCHEMA,
             "tool": f"proton-tui {__version__}",
@@ -625,6 +649,7 @@ class DoctorReport:
             "passed": counts["passed"],
             "failed": counts["failed"],
             "refused": counts["refused"],
+            "cancelled_cells": counts["cancelled"],
             "cancelled": self.cancelled,
             "verdict": self.verdict(),
             "exit_code": self.exit_code,
@@ -671,7 +696,7 @@ async def execute_doctor(plan: DoctorPlan, *, on_start: StartCallback | None = N
 
     results = list(await asyncio.gather(*(one(cell) for cell in plan.cells)))
     report = DoctorReport(plan.info.python, interpreter_record(plan.info), list(plan.facts), results, plan.gpu,
-                          str(doctor_dir), stop.is_set())
+                          str(doctor_dir), any(result.cancelled for result in results))
     write_json(doctor_dir / DOCTOR_JSON, report.to_json())
     return report
 
@@ -773,8 +798,8 @@ def format_report(report: DoctorReport) -> str:
     else:
         lines.append("no GPU: profiling not checked")
         for result in report.results:
-            lines.append(f"CPU check (the payload through the Triton interpreter, no profile): {result.proved}"
-                         + (f": {result.message}" if result.message and result.proved != "PASS" else ""))
+            lines.append("CPU check (the payload through the Triton interpreter, no profile): "
+                         + (result.proved if result.ok else result.said))
     if failures := failure_lines(report.results):
         lines += ["", "failures:", *failures]
     lines += ["", f"doctor: {report.verdict()}"]

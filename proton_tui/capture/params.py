@@ -22,8 +22,11 @@ MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
 MAX_BUFFER_SIZE = 2**30  # the largest power of two Proton's compiler pass takes (2^31 raised a TypeError there)
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-PLAIN_COUNT = re.compile(r"^([0-9]+)([KMG]?)$", re.IGNORECASE)
-POWER_COUNT = re.compile(r"^([0-9]+)\s*(<<|\*\*|\^)\s*([0-9]+)$")
+# A whole number an option takes (a count, an index, a clock) has at most this many digits: Python refuses to
+# read one of over 4,300, and none of these needs more than 18.
+MAX_DIGITS = 18
+PLAIN_COUNT = re.compile(r"^([0-9]{1,18})([KMG]?)$", re.IGNORECASE)
+POWER_COUNT = re.compile(r"^([0-9]{1,18})\s*(<<|\*\*|\^)\s*([0-9]{1,18})$")
 
 
 class ParamError(ValueError):
@@ -64,13 +67,19 @@ def parse_count(flag: str, text: str | int, *, power_of_two: bool = False) -> in
     return value
 
 
+def whole_number(text: str) -> int | None:
+    """``text`` (spaces around it aside) as a whole number of ASCII digits, at most MAX_DIGITS of them; else None."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS else None
+
+
 def parse_device(text: str | int) -> str | int:
     """``auto``, ``cpu`` (the Triton interpreter) or a GPU index."""
     value = str(text).strip().lower()
     if value in ("auto", "cpu"):
         return value
-    if value.isascii() and value.isdigit():
-        return int(value)
+    if (index := whole_number(value)) is not None:
+        return index
     raise ParamError("--device", f"{text!r} is not auto, cpu or a GPU index")
 
 
@@ -81,7 +90,7 @@ def parse_warps(text: str | tuple[int, ...] | list[int]) -> tuple[int, ...]:
     items = [item.strip() for item in str(text).split(",")]
     if items == [""]:
         return ()
-    if not all(item.isascii() and item.isdigit() for item in items):
+    if any(whole_number(item) is None for item in items):
         raise ParamError("--warps", f"{text!r} is not a list of warp indices (0,2)")
     return tuple(sorted({int(item) for item in items}))
 

@@ -51,8 +51,10 @@ except Exception as error:
 depends_on = [sys.executable, *(getattr(sys.modules.get(name), "__file__", None) for name in ("triton", "torch"))]
 depends_on += [path for path in sys.path if path and os.path.isdir(path)]
 info["stamps"] = {path: os.stat(path).st_mtime_ns for path in depends_on if path}
-print(json.dumps(info))
+print("proton-tui-answer " + json.dumps(info))
 """
+# The line that carries a script's answer: a wrapper around the interpreter may print before or after it.
+ANSWER_MARK = "proton-tui-answer "
 CACHE_KEY_ENV = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONPATH")
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
@@ -184,14 +186,24 @@ def _run_probe(python: str, timeout: float) -> tuple[InterpreterInfo, dict[str, 
         raise ProbeError(f"interpreter {python!r} is not executable") from None
     except subprocess.TimeoutExpired:
         raise ProbeError(f"interpreter {python!r} did not answer within {timeout:.0f} s") from None
-    answer = result.stdout.strip().splitlines()[-1:] or [""]
-    try:
-        fields = json.loads(answer[0])
-    except json.JSONDecodeError:
+    fields = read_answer(result.stdout)
+    if fields is None:
         last_error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
-        raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}") from None
+        raise ProbeError(f"interpreter {python!r} is not a working Python: {last_error}")
     stamps = fields.pop("stamps", {})
     return InterpreterInfo(python=python, **{**fields, **_tuples(fields)}), stamps
+
+
+def read_answer(stdout: str) -> dict | None:
+    """The JSON object on the last ``ANSWER_MARK`` line a script printed; None without one."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(ANSWER_MARK):
+            try:
+                answer = json.loads(line[len(ANSWER_MARK):])
+            except json.JSONDecodeError:
+                return None
+            return answer if isinstance(answer, dict) else None
+    return None
 
 
 def _tuples(fields: dict) -> dict:

@@ -19,9 +19,15 @@ if TYPE_CHECKING:
     from ..hatchet import Profile
     from ..names import Names
 
+def _interpreter(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        fail("--python: an empty path names no interpreter")
+    return value
+
+
 PythonOption = Annotated[Optional[str], typer.Option(
     "--python", help="The workload's interpreter, which needs torch and triton (default: the one running proton-tui).",
-    show_default=False)]
+    show_default=False, callback=_interpreter)]
 OutputOption = Annotated[Optional[Path], typer.Option(
     "--output", help="Folder that receives the run folders (default: ./proton-runs).", show_default=False)]
 IncludeOption = Annotated[Optional[str], typer.Option(
@@ -63,9 +69,14 @@ def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoR
 
 
 def writable_output(output: Path) -> Path:
-    """The output folder, made if missing; one line naming --output when it cannot be (a file there, no rights)."""
+    """The output folder, made if missing and proved writable by a file made and removed in it; one line naming
+    --output when it cannot be (a file there, no rights, a read-only file system)."""
+    import tempfile
+
     try:
         Path(output).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
     except OSError as error:
         fail(f"--output {output}: {error.strerror or error}")
     return Path(output)

@@ -44,7 +44,7 @@ def doctor(
     mode: Annotated[Optional[str], typer.Option(
         "--mode", help="Only this mode's cells (cli, env).", show_default=False)] = None,
     jobs: Annotated[Optional[str], typer.Option(
-        "--jobs", help="Cells captured at once, at most 32. (default: the CPU count, at most 16)",
+        "--jobs", help="Cells captured at once, at most 64. (default: the CPU count, at most 16)",
         show_default=False)] = None,
     timeout: Annotated[str, typer.Option("--timeout", help="End a cell's run after this many seconds.")] = "180",
     output: OutputOption = None,
@@ -69,6 +69,7 @@ def _execute(plan):
     """Run the cells on a fresh event loop, a line on stderr as each starts and ends; Ctrl-C (or SIGTERM) ends every
     run's process group."""
     from ..capture.doctor import execute_doctor
+    from ..console import printable
 
     err = sys.stderr
     running = sum(cell.expected == "works" for cell in plan.cells)
@@ -77,7 +78,7 @@ def _execute(plan):
     done = 0
 
     def show_start(cell, run_dir: Path, command) -> None:
-        err.write(f"[{cell.key}] $ {command.display()}\n")
+        err.write(printable(f"[{cell.key}] $ {command.display()}") + "\n")
         err.flush()
 
     def show_done(result) -> None:

@@ -102,7 +102,10 @@ def sm_clock(text: str | None) -> int | None:
     """--sm-clock-khz as a whole number of kHz; a bad value is a one-line error naming the flag."""
     if text is None:
         return None
-    if not (text.strip().isascii() and text.strip().isdigit()) or not 0 < int(text) <= MAX_CLOCK_KHZ:
+    from ..capture.params import whole_number
+
+    value = whole_number(text)
+    if value is None or not 0 < value <= MAX_CLOCK_KHZ:
         fail(f"--sm-clock-khz {text!r} is not an SM clock in kHz: a whole number from 1 to {MAX_CLOCK_KHZ:,} "
              "(1980000 for an H200)")
-    return int(text)
+    return value

@@ -186,9 +186,14 @@ class ProtonApp(App):
 
         if not any(isinstance(screen, FormScreen) for screen in self.screen_stack):
             self.push_screen(FormScreen(self.python, self.output))
-        else:
-            while not isinstance(self.screen, FormScreen):
-                self.pop_screen()
+            return
+        busy = next((screen for screen in self.screen_stack if getattr(screen, "running", False)), None)
+        if busy is not None:  # its runs would end without a report: it is cancelled with its own key first
+            self.notify(f"{busy.title or 'a screen'} is still running: cancel it (c) or let it finish first",
+                        severity="warning")
+            return
+        while not isinstance(self.screen, FormScreen):
+            self.pop_screen()
 
     def action_open_sample(self) -> None:
         self.push_screen(ProfileScreen(load_profile(sample_capture())))
@@ -196,7 +201,7 @@ class ProtonApp(App):
     def action_box_check(self, cpu: bool = False) -> None:
         from .screens.check import CheckScreen
 
-        self.push_screen(CheckScreen(self.python, self.output, cpu=cpu, jobs=2 if cpu else None))
+        self.push_screen(CheckScreen(self.workload_python(), self.output, cpu=cpu, jobs=2 if cpu else None))
 
     def action_box_check_cpu(self) -> None:
         self.action_box_check(cpu=True)
@@ -204,7 +209,14 @@ class ProtonApp(App):
     def action_doctor(self) -> None:
         from .screens.doctor import DoctorScreen
 
-        self.push_screen(DoctorScreen(self.python, self.output))
+        self.push_screen(DoctorScreen(self.workload_python(), self.output))
+
+    def workload_python(self) -> str | None:
+        """The interpreter the doctor and the box check examine: the one the nearest form shows, else the app's."""
+        from .screens.form import FormScreen
+
+        forms = [screen for screen in self.screen_stack if isinstance(screen, FormScreen)]
+        return forms[-1].python if forms else self.python
 
     def action_show_runs(self) -> None:
         from ..capture.rundir import DEFAULT_OUTPUT

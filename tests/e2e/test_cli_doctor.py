@@ -29,13 +29,16 @@ def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("args, message", [
     (["--jobs", "0"], "--jobs: '0' is not a positive integer"),
-    (["--jobs", "99"], "--jobs: 99 is more than 32"),
+    (["--jobs", "99"], "--jobs: 99 is more than 64"),
     (["--gpu", "x"], "--gpu: 'x' is not a GPU index"),
     (["--gpu", "²"], "--gpu: '²' is not a GPU index"),
     (["--backend", "nvtx"], "--backend: 'nvtx' is not one of auto, cupti"),
     (["--mode", "api"], "--mode: 'api' is not one of cli, env"),
     (["--timeout", "-3"], "--timeout: '-3' must be positive"),
     (["--python", "/no/such/python"], "interpreter '/no/such/python' not found"),
+    (["--python", ""], "--python: an empty path names no interpreter"),
+    (["--gpu", "9" * 5000], "--gpu: '999"),
+    (["--jobs", "9" * 5000], "--jobs: '999"),
 ])
 def test_usage_errors_exit_2_with_one_line_and_run_nothing(args, message, tmp_path):
     result = CliRunner().invoke(app, ["doctor", *args, "--output", str(tmp_path / "runs")])
@@ -124,3 +127,39 @@ def test_every_cell_of_the_largest_matrix_can_run_at_once(tmp_path, monkeypatch)
                                                                  triton_version="3.7.1"))
     plan = plan_doctor(sys.executable, output=tmp_path, jobs="30")
     assert plan.jobs == 30 and sum(cell.expected == "works" for cell in plan.cells) == 30
+
+
+def test_an_output_folder_that_cannot_be_written_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(app, ["doctor", "--output", "/proc"])
+    assert result.exit_code == 2 and result.stderr.startswith("proton-tui: error: --output /proc: ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_paths_with_control_bytes_reach_the_terminal_escaped(tmp_path, monkeypatch):
+    """With the H200's probe answer for this interpreter the cells' commands name their capture paths: the progress
+    lines on stderr show the output folder's escape byte escaped, as the report does."""
+    from proton_tui.capture import probe
+    from tests.helpers import h200_probe
+
+    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
+    out = tmp_path / "runs\x1b[31mred"
+    result = CliRunner().invoke(app, ["doctor", "--python", sys.executable, "--backend", "cupti", "--context",
+                                      "shadow", "--mode", "cli", "--output", str(out)])
+    assert "$ env " in result.stderr and "-n " in result.stderr
+    assert "\x1b" not in result.stderr and "\x1b" not in result.stdout and "\\x1b[31mred" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(has_gpu, reason="this machine has a GPU: the no-GPU path does not apply")
+def test_a_stop_after_the_last_cell_finished_cancels_nothing(tmp_path):
+    """Ctrl-C (or Escape) just as the last cell ends: every cell proved what it proved, the report is not cancelled."""
+    import asyncio
+
+    from proton_tui.capture.doctor import execute_doctor, plan_doctor
+
+    plan = plan_doctor(sys.executable, output=tmp_path)
+    stop = asyncio.Event()
+    report = asyncio.run(execute_doctor(plan, stop=stop, on_done=lambda result: stop.set()))
+    assert stop.is_set() and not report.cancelled and report.exit_code == NO_GPU_EXIT
+    assert report.verdict() == "no GPU: profiling not checked; the interpreter check passed"

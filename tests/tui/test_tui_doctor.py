@@ -18,7 +18,7 @@ from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from proton_tui.tui.screens.form import FormScreen
 from proton_tui.tui.screens.run import RunScreen
-from tests.helpers import h200_probe, wait_for
+from tests.helpers import FIXTURES, h200_probe, wait_for
 
 SIZE = (120, 40)
 
@@ -123,3 +123,59 @@ async def test_failing_cells_fill_in_live_with_their_remedy_and_log(tmp_path, mo
                                                    .read_text()))
         proved = {result.cell.key: result.proved for result in report.results}
         assert proved["cupti/shadow/hatchet_msgpack/cli"] == "not run" and report.exit_code == 1
+
+
+async def test_f6_examines_the_interpreter_the_form_shows(tmp_path, monkeypatch):
+    """The form was pointed at another interpreter: F6 runs the doctor on that one, not on the app's."""
+    other = tmp_path / "python3"
+    other.symlink_to(sys.executable)
+    monkeypatch.setitem(probe._cache, str(other), probe_interpreter(sys.executable))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_the_form(app)
+        form = app.screen
+        form.query_one("#python").value = str(other)
+        form.query_one("#python").focus()
+        await pilot.press("enter")
+        await wait_for(lambda: form.python == str(other) and form.info is not None, what="the new interpreter")
+        await pilot.press("f6")
+        assert isinstance(app.screen, DoctorScreen) and app.screen.python == str(other)
+        app.screen.stop.set()
+
+
+@pytest.mark.slow
+async def test_new_capture_from_the_palette_keeps_a_running_doctor(tmp_path, monkeypatch):
+    """Cells under way: the command palette's New capture is refused with a notice instead of dropping the doctor
+    (its runs would end with no report)."""
+    if probe_interpreter(sys.executable).gpu_count:
+        pytest.skip("this machine has a GPU: the cells would pass")
+    monkeypatch.setitem(probe._cache, sys.executable, h200_answer_for_this_interpreter("3.6.0"))
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_the_form(app)
+        screen = DoctorScreen(sys.executable, tmp_path / "runs", backend="cupti", context="shadow", jobs=2)
+        await app.push_screen(screen)
+        await wait_for(lambda: screen.plan is not None and screen.running, what="cells under way")
+        app.action_new_capture()
+        await pilot.pause()
+        assert app.screen is screen and screen.running
+        await wait_for(lambda: not screen.running, what="the doctor's end")
+        assert list((tmp_path / "runs").glob("*-doctor/doctor.json"))
+        app.action_new_capture()
+        await pilot.pause()
+        assert isinstance(app.screen, FormScreen)
+
+
+async def test_a_failed_fact_without_a_remedy_shows_no_arrow():
+    from proton_tui.capture.doctor import Fact
+
+    report = DoctorReport.from_json(json.loads((FIXTURES / "doctor" / "no_gpu.json").read_text()))
+    report.facts.append(Fact("CUPTI", "fail", "not looked for: Triton's folder was not found", None))
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(DoctorScreen(sys.executable, finished=report))
+        await pilot.pause()
+        result = rendered(app.screen, "#doctor-result")
+        assert "CUPTI: not looked for: Triton's folder was not found" in result and "None" not in result

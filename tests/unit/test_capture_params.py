@@ -98,3 +98,22 @@ def test_probe_answer_is_kept_on_disk_until_what_it_depends_on_changes(monkeypat
     monkeypatch.setattr(probe, "_cache", {})
     probe.probe_interpreter(sys.executable)
     assert len(list((tmp_path / "cache" / "proton-tui" / "probe").glob("*.json"))) == 2
+
+
+def test_an_interpreter_wrapper_that_prints_around_python_is_understood(monkeypatch, tmp_path):
+    """A site wrapper that prints a banner before Python and a status after it: the probe and the doctor's library
+    check still read the interpreter's answer."""
+    import os
+    import sys
+
+    from proton_tui.capture import probe
+    from proton_tui.capture.doctor import probe_libraries
+
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "welcome to the cluster"\n{sys.executable} "$@"\nrc=$?\necho 0\nexit $rc\n')
+    os.chmod(wrapper, 0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(probe, "_cache", {})
+    assert probe.probe_interpreter(str(wrapper)).python_version == sys.version.split()[0]
+    libraries = probe_libraries(str(wrapper))
+    assert "error" not in libraries and isinstance(libraries["libraries"], list)

@@ -278,3 +278,49 @@ def test_the_open_kernel_modules_version_line_gives_the_driver_version():
             "(dvs-builder@U22-I3-AF03-09-1)  Thu Oct  9 2025\n")
     assert facts(host=replace(NVIDIA_HOST, nvidia_version=line))["driver"].value == "NVIDIA 580.159.04"
     assert facts()["driver"].value == "NVIDIA 580.159.04"
+
+
+def test_unreadable_driver_params_say_so():
+    fact = facts(host=replace(NVIDIA_HOST, nvidia_params=None))["profiling counters"]
+    assert fact.state == "info" and "could not be read" in fact.value
+
+
+def test_rocm_variables_do_not_hide_nvidia_gpus():
+    found = facts(environ={"ROCR_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "-1"})
+    assert found["visible devices"].state == "info" and "hides" not in found["visible devices"].value
+    assert facts(environ={"CUDA_VISIBLE_DEVICES": "-1"})["visible devices"].state == "warn"
+
+
+def test_a_wrong_metric_on_auto_names_the_backend_auto_chose():
+    verdict, profile = verdict_for("instr_scopes_trace.chrome_trace", "auto")
+    judged = judge_cell(cell("auto"), verdict, profile.unit)
+    assert judged.proved == "wrong metric" and "another backend than cupti" in judged.remedy
+
+
+def test_a_cancelled_cell_is_not_a_failure():
+    from proton_tui.capture.doctor import CellResult, DoctorReport, not_run
+
+    cells = plan_matrix(h200())
+    ran = [c for c in cells if c.expected == "works"][:2]
+    results = [CellResult(ran[0], "PASS", True, "vecadd: PASS"),
+               CellResult(ran[1], "cancelled", False, "cancelled after 0.5 s"),
+               not_run(next(c for c in cells if c.expected == "refused"))]
+    report = DoctorReport("python3", {"triton_version": "3.6.0"}, [], results, 0, "/runs/d", True)
+    assert report.failed == [] and report.exit_code == 1
+    assert report.verdict() == "CANCELLED: 1 of 2 cells proved before the cancel"
+    record = report.to_json()
+    assert (record["passed"], record["failed"], record["cancelled_cells"], record["refused"]) == (1, 0, 1, 1)
+    assert DoctorReport.from_json(record).to_json() == record
+
+
+def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypatch):
+    import sys
+
+    from proton_tui.capture import probe
+    from proton_tui.capture.doctor import plan_doctor
+    from proton_tui.capture.params import ParamError
+
+    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
+    with pytest.raises(ParamError) as raised:
+        plan_doctor(sys.executable, output=tmp_path, backend="roctracer")
+    assert raised.value.flag == "--backend" and "leaves only cells the rules refuse" in str(raised.value)

@@ -168,6 +168,9 @@ class DoctorScreen(Screen):
         except (ParamError, ProbeError, OSError) as error:
             self.post_message(DoctorFinished(None, f"could not start: {error}"))
             return
+        except Exception as error:  # noqa: BLE001 - shown, not raised: the screen must stay usable
+            self.post_message(DoctorFinished(None, f"could not start: {type(error).__name__}: {error}"))
+            return
         if self.stop.is_set():
             self.post_message(DoctorFinished(None, "cancelled before any cell ran"))
             return
@@ -297,7 +300,8 @@ class DoctorScreen(Screen):
             failed = report.failed
             if failed:
                 lines.append(f"{counted(len(failed), 'cell')} failed: highlight one for its remedy, Enter for its log")
-            lines += [f"{fact.name}: {fact.value} → {fact.remedy}" for fact in report.failed_facts]
+            lines += [f"{fact.name}: {fact.value}" + (f" → {fact.remedy}" if fact.remedy else "")
+                      for fact in report.failed_facts]
             if report.doctor_dir:
                 lines.append(f"doctor folder: {report.doctor_dir}")
             passed = not failed and not report.failed_facts and not report.cancelled
