@@ -42,6 +42,7 @@ from ..console import printable
 from ..formatting import counted
 from ..hatchet import Profile
 from . import gpuhealth
+from .classify import Outcome
 from .command import Command, device_env
 from .params import ParamError, RunParams, parse_count, parse_size, parse_timeout, whole_number
 from .payload import payload_path
@@ -205,8 +206,13 @@ class CheckReport:
         return None if self.median_gbps is None else self.min_fraction * self.median_gbps
 
     @property
+    def cancelled(self) -> list[CheckRow]:
+        """The runs a cancel ended before they proved anything."""
+        return [row for row in self.rows if row.verdict == Outcome.CANCELLED.value]
+
+    @property
     def failed(self) -> list[CheckRow]:
-        return [row for row in self.rows if not row.passed]
+        return [row for row in self.rows if not row.passed and row.verdict != Outcome.CANCELLED.value]
 
     @property
     def flagged(self) -> list[CheckRow]:
@@ -214,8 +220,8 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every GPU passed and none is flagged, else 1."""
-        return 0 if self.rows and not self.failed and not self.flagged else 1
+        """0 when every GPU passed and none is flagged, else 1 (a cancelled check too)."""
+        return 0 if self.rows and not self.failed and not self.flagged and not self.cancelled else 1
 
     def to_json(self) -> dict:
         return {
@@ -234,8 +240,9 @@ class CheckReport:
             "warnings": list(self.warnings),
             "readings_note": self.readings_note,
             "rows": [asdict(row) for row in self.rows],
-            "passed": len(self.rows) - len(self.failed),
+            "passed": sum(row.passed for row in self.rows),
             "failed": len(self.failed),
+            "cancelled": len(self.cancelled),
             "flagged": len(self.flagged),
             "exit_code": self.exit_code,
         }
@@ -322,13 +329,9 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     environ = os.environ if environ is None else environ
     nvml, readings_note = (None, None) if plan.cpu else await _open_readings(plan.info)
 
-    watches: list[gpuhealth.Watch] = []
-
     async def one(slot: CheckSlot) -> CheckRow:
         run_plan = replace(slot.plan, params=replace(slot.plan.params, output=check_dir))
         watch = await _watch(nvml, slot, plan.info, environ) if nvml is not None else None
-        if isinstance(watch, gpuhealth.Watch):
-            watches.append(watch)
 
         def lines(batch: list[str]) -> None:
             if on_lines:
@@ -367,8 +370,8 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
-        await asyncio.gather(*(watch.settled() for watch in watches), return_exceptions=True)
         if nvml is not None:
+            await nvml.settled()  # a cancel leaves NVML calls running in their threads
             nvml.close()
     median = flag_rows(rows, plan.min_fraction)
     explain_rows(rows, median, plan.min_fraction)
@@ -398,8 +401,8 @@ async def _watch(nvml: gpuhealth.Nvml, slot: CheckSlot, info: InterpreterInfo,
     bus = info.gpu_pci_bus_ids[slot.index] if slot.index < len(info.gpu_pci_bus_ids) else None
     pin = slot.pinning(environ).get("CUDA_VISIBLE_DEVICES")
     try:
-        handle, device = await asyncio.to_thread(nvml.find, uuid or None, bus or None, pin,
-                                                 environ.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID")
+        handle, device = await nvml.call(nvml.find, uuid or None, bus or None, pin,
+                                         environ.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID")
     except LookupError as error:
         return gpuhealth.unread_readings(f"no NVML device for CUDA device {slot.index}: {error}")
     except Exception as error:  # noqa: BLE001 - an NVML failure is this GPU's missing readings, not the check's
@@ -580,14 +583,18 @@ def report_notes(report: CheckReport) -> list[str]:
             lines.append(f"{_what(report)} {row.label}: flagged: {row.flag_reason}")
         lines += [f"{_what(report)} {row.label}: {line}" for line in cause_lines(row, "; ")]
     count = len(report.rows)
-    if report.exit_code == 0:
+    if report.cancelled:
+        failed = f", {len(report.failed)} failed" if report.failed else ""
+        lines.append(f"check: CANCELLED: {len(report.cancelled)} of {count} {_what(report, count)} ended by the "
+                     f"cancel{failed}")
+    elif report.exit_code == 0:
         lines.append(f"check: PASS: {count} of {count} {_what(report, count)} passed, none flagged")
     else:
         lines.append(f"check: FAIL: {len(report.failed)} of {count} {_what(report, count)} failed, "
                      f"{len(report.flagged)} flagged")
     if report.check_dir:
         lines.append(f"check folder: {report.check_dir}")
-    return lines
+    return [printable(line) for line in lines]  # folders and messages are data
 
 
 def _readings_notes(report: CheckReport) -> list[str]:

@@ -444,6 +444,19 @@ class Nvml:
     def __init__(self, module) -> None:
         self.nvml = module
         self.driver_version = self._value(module.nvmlSystemGetDriverVersion)
+        self.calls: set[asyncio.Future] = set()  # the calls under way in threads (``call``)
+
+    async def call(self, function, *args):
+        """``function(*args)`` in a thread, never on the event loop. Cancelling the caller leaves the thread's call
+        to finish; ``settled`` waits for every such call, so NVML is shut down only after the last has returned."""
+        future = asyncio.ensure_future(asyncio.to_thread(function, *args))
+        self.calls.add(future)
+        future.add_done_callback(self.calls.discard)
+        return await asyncio.shield(future)
+
+    async def settled(self) -> None:
+        while self.calls:
+            await asyncio.wait(set(self.calls))
 
     @classmethod
     def open(cls) -> tuple[Nvml | None, str | None]:
@@ -697,33 +710,25 @@ class Watch:
         self.before: dict = {}
         self.samples: list[dict] = []
         self.task: asyncio.Task | None = None
-        self.reading: asyncio.Future | None = None  # the NVML call under way in its thread
         self.started = 0.0
 
     async def begin(self) -> None:
-        self.before = await asyncio.to_thread(self.nvml.snapshot, self.handle, os.getpid())
+        self.before = await self.nvml.call(self.nvml.snapshot, self.handle, os.getpid())
         self.started = time.monotonic()
         self.task = asyncio.create_task(self._sample())
 
     async def _sample(self) -> None:
         while True:
-            self.reading = asyncio.ensure_future(asyncio.to_thread(self.nvml.sample, self.handle))
-            self.samples.append(await asyncio.shield(self.reading))  # cancelling the task leaves the thread's call
+            self.samples.append(await self.nvml.call(self.nvml.sample, self.handle))
             await asyncio.sleep(self.interval_s)
 
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
-    async def settled(self) -> None:
-        """Stopped, with no NVML call left running in a thread (NVML may then be shut down)."""
-        self.stop()
-        if self.reading is not None:
-            await asyncio.wait({self.reading})
-
     async def end(self) -> dict:
-        await self.settled()
-        after = await asyncio.to_thread(self.nvml.snapshot, self.handle, os.getpid())
+        self.stop()
+        after = await self.nvml.call(self.nvml.snapshot, self.handle, os.getpid())
         return {"source": READINGS_SOURCE, "driver_version": self.nvml.driver_version, "device": self.device,
                 "seconds": round(time.monotonic() - self.started, 3), "before": self.before,
                 "during": summarise_samples(self.samples, self.interval_s), "after": after}

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from ..formatting import counted
-from .check import CHECK_JSON, CheckReport, CheckRow
+from .check import CHECK_JSON, CheckReport, CheckRow, explain_rows
 from .classify import Outcome, OutputClassifier, Verdict
 from .command import Command
 from .rundir import RUN_JSON, STDOUT_LOG
@@ -77,6 +77,7 @@ class StoredRun:
         known = set(CheckRow.__dataclass_fields__)
         try:
             rows = [CheckRow(**{key: value for key, value in row.items() if key in known}) for row in record["rows"]]
+            explain_rows(rows, record.get("median_gbps"), float(record["min_fraction"]))  # by today's rules
             return CheckReport(rows, record["mode"] == "cpu", record["python"], int(record["size"]),
                                int(record["iters"]), bool(record["profile"]), float(record["min_fraction"]),
                                record.get("median_gbps"), record.get("check_dir") or str(self.path),

@@ -22,11 +22,11 @@ MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
 MAX_BUFFER_SIZE = 2**30  # the largest power of two Proton's compiler pass takes (2^31 raised a TypeError there)
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-# A whole number an option takes (a count, an index, a clock) has at most this many digits: Python refuses to
-# read one of over 4,300, and none of these needs more than 18.
-MAX_DIGITS = 18
-PLAIN_COUNT = re.compile(r"^([0-9]{1,18})([KMG]?)$", re.IGNORECASE)
-POWER_COUNT = re.compile(r"^([0-9]{1,18})\s*(<<|\*\*|\^)\s*([0-9]{1,18})$")
+# Digits (leading zeros aside) of the longest whole number an option reads: Python refuses to read or print one of
+# over 4,300, so a longer value is refused as no number at all; a shorter one out of range says so.
+MAX_DIGITS = 100
+PLAIN_COUNT = re.compile(r"^0*([0-9]{1,100})([KMG]?)$", re.IGNORECASE)
+POWER_COUNT = re.compile(r"^0*([0-9]{1,18})\s*(<<|\*\*|\^)\s*0*([0-9]{1,3})$")  # at most 18 × 64 digits
 
 
 class ParamError(ValueError):
@@ -70,7 +70,10 @@ def parse_count(flag: str, text: str | int, *, power_of_two: bool = False) -> in
 def whole_number(text: str) -> int | None:
     """``text`` (spaces around it aside) as a whole number of ASCII digits, at most MAX_DIGITS of them; else None."""
     text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS else None
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0") or "0"
+    return int(digits) if len(digits) <= MAX_DIGITS else None
 
 
 def parse_device(text: str | int) -> str | int:

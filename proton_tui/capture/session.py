@@ -226,7 +226,7 @@ def with_sm_clock(profile: Profile, clock_khz: float | None, flag: str = "--sm-c
     if profile.trace is None or not profile.trace.has_warps:
         raise CaptureError(f"{flag}: {profile.path} is not an instrumentation trace (its cycles are what the clock "
                            "converts)")
-    profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=float(clock_khz))
+    profile.cycle_facts = replace(profile.cycle_facts or CycleFacts(), clock_khz=clock_khz)
     return profile
 
 

@@ -75,10 +75,13 @@ def writable_output(output: Path) -> Path:
 
     try:
         Path(output).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"--output {output}: {error.strerror or error}")
+    try:
         with tempfile.TemporaryFile(dir=output):
             pass
     except OSError as error:
-        fail(f"--output {output}: {error.strerror or error}")
+        fail(f"--output {output}: no file can be made there: {error.strerror or error}")
     return Path(output)
 
 

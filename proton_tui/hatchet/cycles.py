@@ -181,7 +181,7 @@ def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | Non
     if not isinstance(params, dict) or params.get("backend") != "instrumentation" or not params.get("profile", True):
         return None
     clock = record.get("sm_clock_khz")
-    clock = float(clock) if is_number(clock) and clock > 0 else None
+    clock = clock if is_number(clock) and clock > 0 else None  # kHz, as the run wrote it
     warps = params.get("warps") or []
     sampled = len(warps) if isinstance(warps, (list, tuple)) and warps else None
     facts = CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)

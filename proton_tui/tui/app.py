@@ -189,8 +189,8 @@ class ProtonApp(App):
             return
         busy = next((screen for screen in self.screen_stack if getattr(screen, "running", False)), None)
         if busy is not None:  # its runs would end without a report: it is cancelled with its own key first
-            self.notify(f"{busy.title or 'a screen'} is still running: cancel it (c) or let it finish first",
-                        severity="warning")
+            self.notify(f"{busy.title or 'a screen'} is still running: cancel it there (Escape or x) or let it "
+                        "finish first", severity="warning")
             return
         while not isinstance(self.screen, FormScreen):
             self.pop_screen()

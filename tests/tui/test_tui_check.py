@@ -3,6 +3,7 @@ jobs, cancel (and quit) leaving no process behind, and the no-GPU message with i
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -85,7 +86,11 @@ async def test_cancel_and_quit_end_every_run(tmp_path, monkeypatch):
         await pilot.pause()
         assert payload_processes(marker) == []
         assert [row["RESULT"] for row in table_cells(screen).values()] == ["cancelled", "cancelled"]
-        assert str(screen.query_one("#check-status").render()).startswith("CANCELLED")
+        assert str(screen.query_one("#check-status").render()).startswith("CANCELLED  ·  0 of 2 passed")
+        result = str(screen.query_one("#check-result").render())
+        assert "check: CANCELLED: 2 of 2 runs ended by the cancel" in result and "FAIL" not in result
+        report = json.loads(next(tmp_path.glob("*-check/check.json")).read_text())
+        assert (report["failed"], report["cancelled"], report["exit_code"]) == (0, 2, 1)
         await pilot.press("escape")  # finished: escape goes back
         assert not isinstance(app.screen, CheckScreen)
         # Quitting during a check ends its runs too.

@@ -161,6 +161,7 @@ async def test_new_capture_from_the_palette_keeps_a_running_doctor(tmp_path, mon
         app.action_new_capture()
         await pilot.pause()
         assert app.screen is screen and screen.running
+        assert "cancel it there (Escape or x)" in str(list(app._notifications)[-1].message)
         await wait_for(lambda: not screen.running, what="the doctor's end")
         assert list((tmp_path / "runs").glob("*-doctor/doctor.json"))
         app.action_new_capture()

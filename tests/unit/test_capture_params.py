@@ -117,3 +117,15 @@ def test_an_interpreter_wrapper_that_prints_around_python_is_understood(monkeypa
     assert probe.probe_interpreter(str(wrapper)).python_version == sys.version.split()[0]
     libraries = probe_libraries(str(wrapper))
     assert "error" not in libraries and isinstance(libraries["libraries"], list)
+
+
+def test_leading_zeros_do_not_count_and_a_huge_number_is_one_line():
+    from proton_tui.capture.params import ParamError, parse_device, parse_size, parse_warps, whole_number
+
+    assert parse_device("0" * 30 + "1") == 1 and parse_warps("0" * 30 + "2") == (2,)
+    assert parse_size("0" * 30 + "1048576") == 1048576
+    with pytest.raises(ParamError, match="out of range"):
+        parse_size("1_000_000_000_000_000_000_000")
+    assert whole_number("9" * 5000) is None and whole_number(" 7 ") == 7
+    with pytest.raises(ParamError, match="is not a size"):
+        parse_size("9" * 5000)

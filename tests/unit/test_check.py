@@ -18,6 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from proton_tui.capture.check import (
+    CHECK_JSON,
     GPU_ITERS,
     GPU_SIZE,
     CheckError,
@@ -288,6 +289,34 @@ def test_old_and_new_check_folders_read_back_with_their_readings():
     assert [r.likely_cause for r in new.rows] == ["", "other process on the GPU: pid 4242 (python3)"]
     assert new.rows[1].readings["device"]["uuid"].startswith("GPU-") and new.rows[1].flagged
     assert new.to_json()["rows"][1]["causes"] == ["other process on the GPU: pid 4242 (python3)"]
+
+
+def test_a_check_read_back_is_explained_by_todays_rules(tmp_path):
+    """A check written before the not-flagged GPU's causes were called 'noted' shows them as noted once read back."""
+    import shutil
+
+    from proton_tui.capture.history import stored_runs
+
+    folder = tmp_path / "20261202-093015-check"
+    shutil.copytree(FIXTURES / "gpu_checks" / "20261202-093015-check", folder)
+    record = json.loads((folder / CHECK_JSON).read_text())
+    record["rows"][0]["readings"] = record["rows"][1]["readings"]  # GPU 0, not flagged, beside the same process
+    record["rows"][0]["likely_cause"] = "other process on the GPU: pid 4242 (python3)"
+    (folder / CHECK_JSON).write_text(json.dumps(record))
+    (report,) = [entry.check_report() for entry in stored_runs(tmp_path) if entry.kind == "check"]
+    assert report.rows[0].likely_cause == "noted: other process on the GPU: pid 4242 (python3)"
+    assert "GPU 0: noted: other process on the GPU: pid 4242 (python3)" in format_report(report)
+
+
+def test_a_cancelled_check_says_so_and_names_folders_printably():
+    rows = [row("0", None, passed=False), row("1", None, passed=False)]
+    for each in rows:
+        each.verdict, each.message = "cancelled", "cancelled after 1.0 s"
+    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, None, "/runs/\x1b[31mcheck")
+    text = format_report(report)
+    assert "check: CANCELLED: 2 of 2 GPUs ended by the cancel" in text and "FAIL" not in text
+    assert "\x1b" not in text and report.exit_code == 1
+    assert (report.to_json()["failed"], report.to_json()["cancelled"]) == (0, 2)
 
 
 # --- the GPU path with real processes: a stand-in payload that reports the pinning it was given ---------------

@@ -305,7 +305,10 @@ def test_a_refused_graphics_list_keeps_the_compute_processes():
     assert "processes" not in both and "processes" in both["unread"]
 
 
-async def test_a_stopped_watch_settles_only_once_its_nvml_call_has_returned():
+@pytest.mark.parametrize("slow", ["snapshot", "sample"])
+async def test_nvml_settles_only_once_every_call_cancelled_under_way_has_returned(slow):
+    """A check cancelled while NVML answers a snapshot (before or after a run) or a sample: the thread's call runs
+    on, and NVML is shut down only once it has returned."""
     import asyncio
     import threading
 
@@ -314,18 +317,22 @@ async def test_a_stopped_watch_settles_only_once_its_nvml_call_has_returned():
     release, returned = threading.Event(), []
     nvml = Nvml(Refusing())
 
-    def slow_sample(handle):
+    def slow_call(handle, *args):
         release.wait(5)
         returned.append(True)
         return {}
-    nvml.sample = slow_sample
+    setattr(nvml, slow, slow_call)
     watch = Watch(nvml, "handle", {})
-    watch.task = asyncio.create_task(watch._sample())
+    if slow == "snapshot":
+        task = asyncio.create_task(watch.begin())
+    else:
+        task = watch.task = asyncio.create_task(watch._sample())
     await asyncio.sleep(0.05)
-    watch.stop()
-    settling = asyncio.create_task(watch.settled())
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    settling = asyncio.create_task(nvml.settled())
     await asyncio.sleep(0.1)
     assert not settling.done() and not returned  # NVML may not be shut down yet
     release.set()
     await asyncio.wait_for(settling, 5)
-    assert returned == [True]
+    assert returned == [True] and not nvml.calls

@@ -222,8 +222,8 @@ class CheckScreen(Screen):
             state = "cancelling" if self.stop.is_set() else "running"
             return f"{state}  ·  {elapsed:.1f} s  ·  {len(self.rows)} of {counted(len(self.plan.slots), what)} done"
         count = len(report.rows)
-        if self.stop.is_set():
-            verdict = f"CANCELLED  ·  {count - len(report.failed)} of {count} passed before the cancel"
+        if report.cancelled:
+            verdict = f"CANCELLED  ·  {sum(row.passed for row in report.rows)} of {count} passed before the cancel"
         elif report.exit_code == 0:
             verdict = f"PASS  ·  {'the' if count == 1 else 'all'} {counted(count, what)} passed, none flagged"
         else:
