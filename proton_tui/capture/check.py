@@ -414,9 +414,9 @@ async def _watch(nvml: gpuhealth.Nvml, slot: CheckSlot, info: InterpreterInfo,
 def cause_lines(row: CheckRow, joiner: str | None = None) -> list[str]:
     """What the row's readings explain, a line per cause ("likely cause: …" for a flagged GPU, "noted: …" for any
     other), or all on one line joined by ``joiner``; the table's text when the rules found none. Printable."""
-    label = "likely cause" if row.flagged else "noted"
+    label = gpuhealth.cause_label(row.flagged)
     if not row.causes:  # a slow GPU whose readings show no cause
-        return [f"likely cause: {printable(row.likely_cause)}"] if row.likely_cause else []
+        return [f"{label}: {printable(row.likely_cause)}"] if row.likely_cause else []
     if joiner is not None:
         return [f"{label}: {printable(joiner.join(row.causes))}"]
     return [f"{label}: {printable(cause)}" for cause in row.causes]

@@ -495,19 +495,16 @@ def plan_doctor(python: str, *, gpu: str | int = 0, jobs: str | int | None = Non
                                   f"0..{info.gpu_count - 1}")
     cells = plan_matrix(info, gpu=index, output=output, timeout=timeout, environ=environ, backend=backend,
                         context=context, mode=mode)
-    if not cells:  # the filters left nothing of what this Triton offers
-        chosen = [(flag, value) for flag, value in (("--backend", backend), ("--context", context), ("--mode", mode))
-                  if value is not None]
-        raise ParamError(chosen[0][0] if chosen else "--backend",
-                         f"{' '.join(f'{flag} {value}' for flag, value in chosen)} leaves no cell of Triton "
-                         f"{info.triton_version}'s matrix (its backends: "
-                         f"{', '.join(b for b, since in BACKEND_SINCE.items() if info.triton_at_least(since))})")
     chosen = [(flag, value) for flag, value in (("--backend", backend), ("--context", context), ("--mode", mode))
               if value is not None]
+    filters = " ".join(f"{flag} {value}" for flag, value in chosen)
+    if not cells:  # the filters left nothing of what this Triton offers
+        raise ParamError(chosen[0][0] if chosen else "--backend",
+                         f"{filters} leaves no cell of Triton {info.triton_version}'s matrix (its backends: "
+                         f"{', '.join(b for b, since in BACKEND_SINCE.items() if info.triton_at_least(since))})")
     if chosen and all(cell.expected == "refused" for cell in cells):  # nothing would be proved
         reasons = sorted({reason for cell in cells for reason in cell.reasons})
-        raise ParamError(chosen[0][0], f"{' '.join(f'{flag} {value}' for flag, value in chosen)} leaves only cells "
-                                       f"the rules refuse: {'; '.join(reasons)}")
+        raise ParamError(chosen[0][0], f"{filters} leaves only cells the rules refuse: {'; '.join(reasons)}")
     return DoctorPlan(info, tuple(facts), tuple(cells), index, output, count)
 
 

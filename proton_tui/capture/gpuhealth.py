@@ -74,6 +74,11 @@ class Cause:
     text: str
 
 
+def cause_label(slow: bool) -> str:
+    """What a GPU's causes are called: the likely cause of a slow GPU; for any other, only something noted."""
+    return "likely cause" if slow else "noted"
+
+
 @dataclass(frozen=True)
 class Explanation:
     """The causes found for one GPU, likeliest first, and the one line that a table shows for it."""
@@ -85,8 +90,7 @@ class Explanation:
 
     @property
     def label(self) -> str:
-        """What the causes are called: the likely cause of a slow GPU; for any other, only something noted."""
-        return "likely cause" if self.slow else "noted"
+        return cause_label(self.slow)
 
     @property
     def text(self) -> str:
@@ -95,7 +99,7 @@ class Explanation:
         if self.causes:
             more = len(self.causes) - 1
             text = self.causes[0].text + (f" (+{more} more)" if more else "")
-            return text if self.slow else f"noted: {text}"
+            return text if self.slow else f"{self.label}: {text}"
         if self.slow and self.read:
             return NO_CAUSE + (f" ({self.unjudged})" if self.unjudged else "")
         return ""
