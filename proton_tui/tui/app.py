@@ -187,7 +187,9 @@ class ProtonApp(App):
         if not any(isinstance(screen, FormScreen) for screen in self.screen_stack):
             self.push_screen(FormScreen(self.python, self.output))
             return
-        busy = next((screen for screen in self.screen_stack if getattr(screen, "running", False)), None)
+        from .screens.job import JobScreen
+
+        busy = next((screen for screen in self.screen_stack if isinstance(screen, JobScreen) and screen.running), None)
         if busy is not None:  # its runs would end without a report: it is cancelled with its own key first
             self.notify(f"{busy.title or 'a screen'} is still running: cancel it there (Escape or x) or let it "
                         "finish first", severity="warning")

@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ...capture.check import (
@@ -43,6 +42,7 @@ from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
+from .job import JobScreen
 
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
 
@@ -71,7 +71,7 @@ class CheckFinished(Message):
         self.report, self.problem, self.no_gpu = report, problem, no_gpu
 
 
-class CheckScreen(Screen):
+class CheckScreen(JobScreen):
     """Runs a box check and shows it: a status line, one row per GPU, the live output, and the result."""
 
     BINDINGS = [
@@ -80,6 +80,7 @@ class CheckScreen(Screen):
         Binding("c", "cpu_check", "CPU check instead"),
         Binding("f1", "app.help", "Help"),
     ]
+    CANCEL_NOTICE = "Cancelling: ending every run's process group…"
 
     def __init__(self, python: str | None = None, output: Path | None = None, cpu: bool = False,
                  profile: bool | None = None, *, size: str | int | None = None, iters: str | int | None = None,
@@ -99,11 +100,9 @@ class CheckScreen(Screen):
             self.options["timeout"] = timeout
         self.plan: CheckPlan | None = None
         self.report: CheckReport | None = None
-        self.problem: str | None = None
         self.no_gpu = False
         self.rows: dict[str, CheckRow] = {}  # by slot label, as each run finishes
         self.check_dir: str | None = None
-        self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.elapsed: float | None = None  # frozen when the check ends
 
@@ -137,21 +136,10 @@ class CheckScreen(Screen):
         self.check_dir = self.finished.check_dir
         self.post_message(CheckFinished(self.finished))
 
-    def on_unmount(self) -> None:
-        self.stop.set()  # a backstop: the worker's cancellation already ends every process group
-
-    @property
-    def running(self) -> bool:
-        return self.report is None and self.problem is None
-
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "cancel":
-            return self.running and not self.stop.is_set()  # hidden once there is nothing to cancel
-        if action == "back":
-            return (not self.running) or None
         if action == "cpu_check":
             return self.no_gpu  # offered only after "no GPU"; hidden otherwise
-        return True
+        return super().check_action(action, parameters)
 
     # ---- the check ----------------------------------------------------------------------------------------------
     @work(exclusive=True, group="check", exit_on_error=False)
@@ -316,16 +304,8 @@ class CheckScreen(Screen):
         self.refresh_bindings()
 
     # ---- actions ------------------------------------------------------------------------------------------------
-    def action_cancel(self) -> None:
-        if self.running and not self.stop.is_set():
-            self.stop.set()
-            self.notify("Cancelling: ending every run's process group…", timeout=2)
-            self.flush()
-            self.refresh_bindings()
-
-    def action_back(self) -> None:
-        if not self.running:
-            self.dismiss()
+    def cancelling(self) -> None:
+        self.flush()
 
     def action_cpu_check(self) -> None:
         """After 'no GPU': the same check through the Triton interpreter, in place of this screen."""

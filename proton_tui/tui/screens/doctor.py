@@ -18,7 +18,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ...capture.doctor import (
@@ -41,6 +40,7 @@ from ..messages import ShowRunLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
+from .job import JobScreen
 
 STATE_STYLES = {"ok": ("ok", "green"), "warn": ("WARN", "bold yellow"), "fail": ("FAIL", "bold red"),
                 "info": ("info", "dim")}
@@ -71,7 +71,7 @@ class DoctorFinished(Message):
         self.report, self.problem = report, problem
 
 
-class DoctorScreen(Screen):
+class DoctorScreen(JobScreen):
     """Runs ``proton-tui doctor`` and shows it: status, facts, the matrix, the selected cell, the verdict."""
 
     BINDINGS = [
@@ -81,6 +81,7 @@ class DoctorScreen(Screen):
         Binding("f1", "app.help", "Help"),
     ]
 
+    CANCEL_NOTICE = "Cancelling: ending every cell's process group…"
     HELP_ABOUT = (
         ("facts", "what decides whether Proton works here; WARN and FAIL come with their remedy (→)"),
         ("a cell", "one backend × context × data/format × mode that the interpreter's Triton offers"),
@@ -100,9 +101,7 @@ class DoctorScreen(Screen):
         self.options = {"jobs": jobs, "gpu": gpu, "backend": backend, "context": context, "mode": mode}
         self.plan: DoctorPlan | None = None
         self.report: DoctorReport | None = None
-        self.problem: str | None = None
         self.results: dict[str, CellResult] = {}
-        self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.elapsed: float | None = None
 
@@ -134,22 +133,11 @@ class DoctorScreen(Screen):
             self.add_row(result)
         self.post_message(DoctorFinished(self.finished))
 
-    def on_unmount(self) -> None:
-        self.stop.set()  # a backstop: the worker's cancellation already ends every process group
-
-    @property
-    def running(self) -> bool:
-        return self.report is None and self.problem is None
-
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "cancel":
-            return self.running and not self.stop.is_set()
-        if action == "back":
-            return (not self.running) or None
         if action == "open_log":
             result = self.highlighted()
             return result is not None and result.run_dir is not None
-        return True
+        return super().check_action(action, parameters)
 
     # ---- the doctor ---------------------------------------------------------------------------------------------
     @work(exclusive=True, group="doctor", exit_on_error=False)
@@ -322,16 +310,8 @@ class DoctorScreen(Screen):
         self.action_open_log()
 
     # ---- actions ------------------------------------------------------------------------------------------------
-    def action_cancel(self) -> None:
-        if self.running and not self.stop.is_set():
-            self.stop.set()
-            self.notify("Cancelling: ending every cell's process group…", timeout=2)
-            self.show_status()
-            self.refresh_bindings()
-
-    def action_back(self) -> None:
-        if not self.running:
-            self.dismiss()
+    def cancelling(self) -> None:
+        self.show_status()
 
     def action_open_log(self) -> None:
         result = self.highlighted()
