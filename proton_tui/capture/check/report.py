@@ -41,11 +41,11 @@ class CheckReport:
     @property
     def cancelled(self) -> list[CheckRow]:
         """The runs a cancel ended before they proved anything."""
-        return [row for row in self.rows if row.verdict is RowVerdict.CANCELLED]
+        return [row for row in self.rows if row.verdict == RowVerdict.CANCELLED]
 
     @property
     def failed(self) -> list[CheckRow]:
-        return [row for row in self.rows if not row.passed and row.verdict is not RowVerdict.CANCELLED]
+        return [row for row in self.rows if not row.passed and row.verdict != RowVerdict.CANCELLED]
 
     @property
     def flagged(self) -> list[CheckRow]:

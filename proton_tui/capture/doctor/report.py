@@ -45,7 +45,7 @@ class CellResult:
 
     @property
     def cancelled(self) -> bool:
-        return self.proved is RowVerdict.CANCELLED
+        return self.proved == RowVerdict.CANCELLED
 
     @property
     def failed(self) -> bool:

@@ -23,8 +23,8 @@ def table_rows(results: list[CellResult]) -> list[tuple[str, ...]]:
 
 def cell_cells(result: CellResult) -> tuple[str, ...]:
     cell = result.cell
-    proved = "-" if result.proved is RowVerdict.NOT_RUN else str(result.proved)
-    if result.proved is RowVerdict.PASS and result.metric:
+    proved = "-" if result.proved == RowVerdict.NOT_RUN else str(result.proved)
+    if result.proved == RowVerdict.PASS and result.metric:
         proved = f"PASS {result.metric}"
     return (cell.backend_text, cell.context, cell.format, cell.mode, cell.expected_text, proved)
 
