@@ -576,3 +576,32 @@ def test_a_refused_check_carries_its_rules_for_each_front_end_to_word():
     assert "--backend instrumentation" in str(refused.value)
     (finding,) = refused.value.findings
     assert "Backend instrumentation" in finding.form_message and "--" not in finding.form_message
+
+
+def test_a_check_json_of_the_previous_layout_reads_and_writes_back_whole(tmp_path):
+    from proton_tui.capture.job import RowVerdict
+    from proton_tui.records import RecordError, read_check, write_check
+
+    stored = FIXTURES / "gpu_checks" / "20261202-093015-check" / CHECK_JSON  # written before "cancelled" was counted
+    assert "cancelled" not in json.loads(stored.read_text())
+    record = read_check(stored)
+    assert [row.verdict for row in record.rows] == [RowVerdict.PASS, RowVerdict.PASS] and record.cancelled == 0
+    report = CheckReport.from_record(record)
+    write_check(tmp_path / CHECK_JSON, report.to_record())
+    saved = json.loads((tmp_path / CHECK_JSON).read_text())
+    assert [row["verdict"] for row in saved["rows"]] == ["PASS", "PASS"] and saved["cancelled"] == 0
+    assert read_check(tmp_path / CHECK_JSON) == report.to_record()
+    assert [path.name for path in tmp_path.iterdir()] == [CHECK_JSON]  # nothing partial left beside it
+    (tmp_path / "bad.json").write_text('{"rows": "none"}')
+    with pytest.raises(RecordError):
+        read_check(tmp_path / "bad.json")
+
+
+def test_a_write_that_fails_leaves_nothing_partial(tmp_path):
+    from proton_tui.records import read_check, write_check
+
+    record = read_check(FIXTURES / "gpu_checks" / "20261202-093015-check" / CHECK_JSON)
+    (tmp_path / CHECK_JSON).mkdir()  # the rename into place cannot replace a folder
+    with pytest.raises(OSError):
+        write_check(tmp_path / CHECK_JSON, record)
+    assert [path.name for path in tmp_path.iterdir()] == [CHECK_JSON]

@@ -328,3 +328,15 @@ def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypa
     with pytest.raises(ParamError) as raised:
         plan_doctor(sys.executable, output=tmp_path, backend="roctracer")
     assert raised.value.flag == "--backend" and "leaves only cells the rules refuse" in str(raised.value)
+
+
+def test_a_doctor_json_of_the_previous_layout_reads_with_its_verdicts():
+    from proton_tui.capture.job import RowVerdict
+    from proton_tui.records import read_doctor
+
+    path = FIXTURES / "doctor" / "no_driver.json"  # written before cancelled cells were counted
+    assert "cancelled_cells" not in json.loads(path.read_text())
+    record = read_doctor(path)
+    assert record.cancelled_cells == 0 and {cell.proved for cell in record.cells} == {
+        RowVerdict.NO_CAPTURE, RowVerdict.NOT_RUN}
+    assert stored_report("no_driver").to_json()["cells"] == json.loads(path.read_text())["cells"]
