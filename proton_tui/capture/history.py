@@ -9,7 +9,8 @@ from pathlib import Path
 import orjson
 
 from ..formatting import counted
-from .check import CHECK_JSON, CheckReport, CheckRow, explain_rows
+from ..records import RecordError, read_check
+from .check import CHECK_JSON, CheckReport
 from .classify import Outcome, OutputClassifier, Verdict
 from .command import Command
 from .rundir import RUN_JSON, STDOUT_LOG
@@ -40,10 +41,12 @@ class StoredRun:
             return f"{self.started}  {self.kind}: {self.problem}  {self.path}"
         record = self.record
         if self.kind == "check":
-            rows = len(record.get("rows") or [])
-            what = "interpreter check" if record.get("mode") == "cpu" else "box check"
-            return (f"{self.started}  {what}: {record.get('passed', 0)} of {counted(rows, 'run')} passed, "
-                    f"{record.get('flagged', 0)} flagged  {self.path}")
+            check = self.check_report()
+            if check is None:
+                return f"{self.started}  check: {CHECK_JSON} is not a check's record  {self.path}"
+            what = "interpreter check" if check.cpu else "box check"
+            return (f"{self.started}  {what}: {sum(row.passed for row in check.rows)} of "
+                    f"{counted(len(check.rows), 'run')} passed, {len(check.flagged)} flagged  {self.path}")
         params = record.get("params") or {}
         return (f"{self.started}  {record.get('verdict', '?'):<18} size={params.get('size')} "
                 f"iters={params.get('iters')} {backend_text(record)}  {self.path}")
@@ -74,16 +77,9 @@ class StoredRun:
         record = self.record
         if self.kind != "check" or record is None:
             return None
-        known = set(CheckRow.__dataclass_fields__)
         try:
-            rows = [CheckRow(**{key: value for key, value in row.items() if key in known}) for row in record["rows"]]
-            explain_rows(rows, record.get("median_gbps"), float(record["min_fraction"]))  # by today's rules
-            return CheckReport(rows, record["mode"] == "cpu", record["python"], int(record["size"]),
-                               int(record["iters"]), bool(record["profile"]), float(record["min_fraction"]),
-                               record.get("median_gbps"), record.get("check_dir") or str(self.path),
-                               tuple(record.get("warnings") or ()), dict(record.get("interpreter") or {}),
-                               record.get("readings_note"))
-        except (KeyError, TypeError, ValueError, AttributeError):
+            return CheckReport.from_record(read_check(self.path / CHECK_JSON), self.path)
+        except (OSError, RecordError):
             return None
 
 

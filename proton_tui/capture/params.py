@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .rundir import DEFAULT_OUTPUT
+from .sizes import RUN_SIZE
 
 BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 CONTEXTS = ("shadow", "python")
@@ -130,7 +131,7 @@ def parse_timeout(text: str | float | None) -> float | None:
 class RunParams:
     """One capture run. Construction validates every field and raises ParamError naming the option."""
 
-    size: int = 2**20
+    size: int = RUN_SIZE
     iters: int = 20
     block_size: int = 1024
     backend: str = "auto"

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ..capture.session import RunPlan, RunResult
 
 KERNEL_ROWS = 10
-GPU_SIZE, GPU_ITERS = "1M", "20"
 
 
 def register(app: typer.Typer) -> None:
@@ -66,13 +65,13 @@ def run(
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
     """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
-    from ..capture.check import CPU_ITERS, CPU_SIZE
     from ..capture.params import ParamError, RunParams
     from ..capture.probe import ProbeError
     from ..capture.session import plan_run
+    from ..capture.sizes import CPU_ITERS, CPU_SIZE, GPU_ITERS, RUN_SIZE
 
     try:
-        params = RunParams(size=size or GPU_SIZE, iters=iters or GPU_ITERS, block_size=block_size, backend=backend,
+        params = RunParams(size=size or RUN_SIZE, iters=iters or GPU_ITERS, block_size=block_size, backend=backend,
                            context=context, mode=mode, hook=hook, data=data, output_format=output_format,
                            python=python or sys.executable, device=device,
                            output=output, name=name, profile=not no_profile, timeout=timeout,

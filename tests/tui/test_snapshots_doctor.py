@@ -4,11 +4,10 @@ with `pytest --snapshot-update`."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from proton_tui.capture.doctor import DoctorReport
+from proton_tui.records import read_doctor
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from tests.helpers import FIXTURES
@@ -19,7 +18,7 @@ THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 
 
 def stored(name: str) -> DoctorReport:
-    return DoctorReport.from_json(json.loads((FIXTURES / "doctor" / f"{name}.json").read_text()))
+    return DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / f"{name}.json"))
 
 
 @SIZES

@@ -4,7 +4,6 @@ here) filling in live, each with its remedy and its log one key away."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -14,6 +13,7 @@ from textual.widgets import DataTable
 from proton_tui.capture import probe
 from proton_tui.capture.doctor import TABLE_COLUMNS, DoctorReport
 from proton_tui.capture.probe import probe_interpreter
+from proton_tui.records import read_doctor
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from proton_tui.tui.screens.form import FormScreen
@@ -119,8 +119,7 @@ async def test_failing_cells_fill_in_live_with_their_remedy_and_log(tmp_path, mo
         detail = rendered(screen, "#doctor-detail")
         assert "refused by the rules, not run" in detail and "--mode env" in detail
         assert "Cell's log" not in [key[2] for key in screen.query_one("KeyBar").keys if key[3]]
-        report = DoctorReport.from_json(json.loads((tmp_path / "runs").glob("*-doctor/doctor.json").__next__()
-                                                   .read_text()))
+        report = DoctorReport.from_record(read_doctor(next((tmp_path / "runs").glob("*-doctor/doctor.json"))))
         proved = {result.cell.key: result.proved for result in report.results}
         assert proved["cupti/shadow/hatchet_msgpack/cli"] == "not run" and report.exit_code == 1
 
@@ -172,7 +171,7 @@ async def test_new_capture_from_the_palette_keeps_a_running_doctor(tmp_path, mon
 async def test_a_failed_fact_without_a_remedy_shows_no_arrow():
     from proton_tui.capture.doctor import Fact
 
-    report = DoctorReport.from_json(json.loads((FIXTURES / "doctor" / "no_gpu.json").read_text()))
+    report = DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / "no_gpu.json"))
     report.facts.append(Fact("CUPTI", "fail", "not looked for: Triton's folder was not found", None))
     app = ProtonApp(python=sys.executable)
     async with app.run_test(size=SIZE) as pilot:

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from proton_tui.capture.check import (
     CHECK_JSON,
+    CHECK_SIZE,
     GPU_ITERS,
-    GPU_SIZE,
     CheckError,
     CheckReport,
     CheckRow,
@@ -67,7 +67,7 @@ def row(label: str, gbps: float | None, passed: bool = True) -> CheckRow:
 def test_gpu_defaults_are_bandwidth_bound_with_a_capture_per_gpu():
     plan = plan_check(info=interpreter(), environ={})
     assert [slot.label for slot in plan.slots] == ["0", "1"]
-    assert (plan.size, plan.iters, plan.profile, plan.cpu) == (GPU_SIZE, GPU_ITERS, True, False)
+    assert (plan.size, plan.iters, plan.profile, plan.cpu) == (CHECK_SIZE, GPU_ITERS, True, False)
     assert [slot.plan.params.device for slot in plan.slots] == [0, 1]
     assert all(slot.plan.params.profile and slot.plan.backend_resolved == "cupti" for slot in plan.slots)
     assert len({slot.plan.params.name for slot in plan.slots}) == 2  # each GPU its own capture name
@@ -166,7 +166,7 @@ def test_exactly_at_the_threshold_is_not_flagged_and_one_gpu_never_is():
     ([], 1),  # nothing checked is not a pass
 ])
 def test_exit_codes(rows, code):
-    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9)
+    report = CheckReport(rows, False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9)
     report.median_gbps = flag_rows(rows, 0.9)
     assert report.exit_code == code
     assert report.to_json()["exit_code"] == code
@@ -228,7 +228,7 @@ def test_text_table_is_aligned_and_prints_names_verbatim():
     rows = [row("0", 4400.0), row("1", 3000.0)]
     rows[1].name = "[bold red]GPU[/]"  # data, not markup
     rows[0].peak_percent, rows[0].capture = 91.4, "/runs/a/vecadd-gpu0.hatchet"
-    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, flag_rows(rows, 0.9), "/runs/a")
+    report = CheckReport(rows, False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9, flag_rows(rows, 0.9), "/runs/a")
     text = format_report(report)
     lines = text.splitlines()
     assert lines[0].split() == ["GPU", "NAME", "RESULT", "MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK", "FLAG",
@@ -253,7 +253,7 @@ def test_the_likely_cause_column_and_notes_come_from_each_gpus_readings():
     rows[2].readings, rows[3].readings = nvml_readings("pcie_degraded"), nvml_readings("healthy")
     median = flag_rows(rows, 0.9)
     explain_rows(rows, median, 0.9)
-    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a")
+    report = CheckReport(rows, False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a")
     lines = format_report(report).splitlines()
     cause = lines[0].index("LIKELY_CAUSE")
     assert [line[cause:].split("  ")[0] for line in lines[1:5]] == [
@@ -271,10 +271,10 @@ def test_what_could_not_be_read_is_said_once():
         each.readings = unread_readings("no NVML device for CUDA device: no UUID")
     median = flag_rows(rows, 0.9)
     explain_rows(rows, median, 0.9)
-    text = format_report(CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a"))
+    text = format_report(CheckReport(rows, False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9, median, "/runs/a"))
     assert text.count("not read") == 1 and "GPU readings of GPUs 0, 1: not read: no NVML device" in text
     assert NO_CAUSE not in text  # nothing was read, so nothing was looked for
-    report = CheckReport([row("0", 4400.0)], False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, 4400.0, "/runs/a",
+    report = CheckReport([row("0", 4400.0)], False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9, 4400.0, "/runs/a",
                          readings_note="NVML did not start: NVML Shared Library Not Found")
     assert "GPU readings (likely cause): not read: NVML did not start: NVML Shared Library Not Found" in \
         format_report(report)
@@ -312,7 +312,7 @@ def test_a_cancelled_check_says_so_and_names_folders_printably():
     rows = [row("0", None, passed=False), row("1", None, passed=False)]
     for each in rows:
         each.verdict, each.message = "cancelled", "cancelled after 1.0 s"
-    report = CheckReport(rows, False, PY, GPU_SIZE, GPU_ITERS, True, 0.9, None, "/runs/\x1b[31mcheck")
+    report = CheckReport(rows, False, PY, CHECK_SIZE, GPU_ITERS, True, 0.9, None, "/runs/\x1b[31mcheck")
     text = format_report(report)
     assert "check: CANCELLED: 2 of 2 GPUs ended by the cancel" in text and "FAIL" not in text
     assert "\x1b" not in text and report.exit_code == 1
@@ -576,3 +576,32 @@ def test_a_refused_check_carries_its_rules_for_each_front_end_to_word():
     assert "--backend instrumentation" in str(refused.value)
     (finding,) = refused.value.findings
     assert "Backend instrumentation" in finding.form_message and "--" not in finding.form_message
+
+
+def test_a_check_json_of_the_previous_layout_reads_and_writes_back_whole(tmp_path):
+    from proton_tui.capture.job import RowVerdict
+    from proton_tui.records import RecordError, read_check, write_check
+
+    stored = FIXTURES / "gpu_checks" / "20261202-093015-check" / CHECK_JSON  # written before "cancelled" was counted
+    assert "cancelled" not in json.loads(stored.read_text())
+    record = read_check(stored)
+    assert [row.verdict for row in record.rows] == [RowVerdict.PASS, RowVerdict.PASS] and record.cancelled == 0
+    report = CheckReport.from_record(record)
+    write_check(tmp_path / CHECK_JSON, report.to_record())
+    saved = json.loads((tmp_path / CHECK_JSON).read_text())
+    assert [row["verdict"] for row in saved["rows"]] == ["PASS", "PASS"] and saved["cancelled"] == 0
+    assert read_check(tmp_path / CHECK_JSON) == report.to_record()
+    assert [path.name for path in tmp_path.iterdir()] == [CHECK_JSON]  # nothing partial left beside it
+    (tmp_path / "bad.json").write_text('{"rows": "none"}')
+    with pytest.raises(RecordError):
+        read_check(tmp_path / "bad.json")
+
+
+def test_a_write_that_fails_leaves_nothing_partial(tmp_path):
+    from proton_tui.records import read_check, write_check
+
+    record = read_check(FIXTURES / "gpu_checks" / "20261202-093015-check" / CHECK_JSON)
+    (tmp_path / CHECK_JSON).mkdir()  # the rename into place cannot replace a folder
+    with pytest.raises(OSError):
+        write_check(tmp_path / CHECK_JSON, record)
+    assert [path.name for path in tmp_path.iterdir()] == [CHECK_JSON]

@@ -241,8 +241,9 @@ def test_cache_state_from_the_entry_on_disk(tmp_path, monkeypatch):
 # --- the report read back, as text --------------------------------------------------------------------------------
 def stored_report(name: str):
     from proton_tui.capture.doctor import DoctorReport
+    from proton_tui.records import read_doctor
 
-    return DoctorReport.from_json(json.loads((FIXTURES / "doctor" / f"{name}.json").read_text()))
+    return DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / f"{name}.json"))
 
 
 def test_the_text_report_of_a_failed_matrix():
@@ -297,8 +298,9 @@ def test_a_wrong_metric_on_auto_names_the_backend_auto_chose():
     assert judged.proved == "wrong metric" and "another backend than cupti" in judged.remedy
 
 
-def test_a_cancelled_cell_is_not_a_failure():
+def test_a_cancelled_cell_is_not_a_failure(tmp_path):
     from proton_tui.capture.doctor import CellResult, DoctorReport, not_run
+    from proton_tui.records import read_doctor, write_doctor
 
     cells = plan_matrix(h200())
     ran = [c for c in cells if c.expected == "works"][:2]
@@ -310,7 +312,9 @@ def test_a_cancelled_cell_is_not_a_failure():
     assert report.verdict() == "CANCELLED: 1 of 2 cells proved before the cancel"
     record = report.to_json()
     assert (record["passed"], record["failed"], record["cancelled_cells"], record["refused"]) == (1, 0, 1, 1)
-    assert DoctorReport.from_json(record).to_json() == record
+    write_doctor(tmp_path / "doctor.json", report.to_record())
+    assert DoctorReport.from_record(read_doctor(tmp_path / "doctor.json")).to_json() == record
+    assert [path.name for path in tmp_path.iterdir()] == ["doctor.json"]  # nothing partial left beside it
 
 
 def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypatch):
@@ -324,3 +328,15 @@ def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypa
     with pytest.raises(ParamError) as raised:
         plan_doctor(sys.executable, output=tmp_path, backend="roctracer")
     assert raised.value.flag == "--backend" and "leaves only cells the rules refuse" in str(raised.value)
+
+
+def test_a_doctor_json_of_the_previous_layout_reads_with_its_verdicts():
+    from proton_tui.capture.job import RowVerdict
+    from proton_tui.records import read_doctor
+
+    path = FIXTURES / "doctor" / "no_driver.json"  # written before cancelled cells were counted
+    assert "cancelled_cells" not in json.loads(path.read_text())
+    record = read_doctor(path)
+    assert record.cancelled_cells == 0 and {cell.proved for cell in record.cells} == {
+        RowVerdict.NO_CAPTURE, RowVerdict.NOT_RUN}
+    assert stored_report("no_driver").to_json()["cells"] == json.loads(path.read_text())["cells"]
