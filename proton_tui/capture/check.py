@@ -41,6 +41,7 @@ from .. import JSON_SCHEMA, __version__
 from ..console import printable
 from ..formatting import counted
 from ..hatchet import Profile
+from ..records import InterpreterRecord
 from . import gpuhealth
 from .classify import Outcome
 from .command import Command, device_env
@@ -378,9 +379,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     info = plan.info
     report = CheckReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
                        str(check_dir), plan.warnings,
-                       {"executable": info.executable, "python_version": info.python_version,
-                        "triton_version": info.triton_version, "torch_version": info.torch_version,
-                        "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)}, readings_note)
+                       InterpreterRecord.of(info).to_json("python", "has_proton"), readings_note)
     write_json(check_dir / CHECK_JSON, report.to_json())
     return report
 
@@ -433,12 +432,12 @@ def build_row(slot: CheckSlot, result: RunResult | BaseException, *, cpu: bool, 
     """One row from a finished run (or the exception that stopped it from running)."""
     if isinstance(result, BaseException):
         return CheckRow(slot.index, slot.label, slot.name, "error", False, f"{type(result).__name__}: {result}")
-    signals, verdict, capture = result.classifier.signals, result.verdict, result.command.capture_path
+    signals, verdict, capture = result.signals, result.verdict, result.command.capture_path
     name = slot.name if cpu or not signals.device else signals.device
     row = CheckRow(slot.index, slot.label, name, verdict.outcome.value, verdict.passed, verdict.message,
                    max_abs_err=signals.max_abs_err, payload_gbps=signals.gbps,
                    capture=str(capture) if capture is not None and capture.is_file() else None,
-                   run_dir=str(result.run_dir), pinning=dict(result.record.get("device_pinning") or {}),
+                   run_dir=str(result.run_dir), pinning=dict(result.record.device_pinning),
                    wall_s=result.process.wall_s)
     if signals.per_iter_us is not None:
         row.kernel_us, row.kernel_time_source = signals.per_iter_us, "payload loop"

@@ -37,6 +37,7 @@ from pathlib import Path
 from .. import JSON_SCHEMA, __version__
 from ..console import printable
 from ..formatting import counted
+from ..records import InterpreterRecord
 from .check import CPU_ITERS, CPU_SIZE
 from .classify import LIBRARY_REMEDY, Outcome, Verdict
 from .command import Command
@@ -661,9 +662,7 @@ class DoctorReport:
 
 
 def interpreter_record(info: InterpreterInfo) -> dict:
-    return {"executable": info.executable, "python_version": info.python_version,
-            "triton_version": info.triton_version, "has_proton": info.has_proton, "torch_version": info.torch_version,
-            "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)}
+    return InterpreterRecord.of(info).to_json("python")
 
 
 StartCallback = Callable[[Cell, Path, Command], None]

@@ -9,10 +9,11 @@ from pathlib import Path
 import orjson
 
 from ..formatting import counted
+from ..records import RecordError, RunRecord, read_run_record
 from .check import CHECK_JSON, CheckReport, CheckRow, explain_rows
-from .classify import Outcome, OutputClassifier, Verdict
+from .classify import Outcome, Verdict
 from .command import Command
-from .rundir import RUN_JSON, STDOUT_LOG
+from .rundir import RUN_JSON
 from .runner import ProcessResult
 from .session import RunResult, backend_text
 
@@ -23,14 +24,16 @@ class StoredRun:
 
     path: Path
     kind: str  # "run" or "check"
-    record: dict | None  # None when its JSON cannot be read
+    record: RunRecord | dict | None  # a run's RunRecord, a check's JSON object; None when it cannot be read
     problem: str | None = None
 
     @property
     def started(self) -> str:
         """When it started, as its record says (else from the folder's name: YYYYmmdd-HHMMSS-…)."""
-        if self.record and isinstance(self.record.get("started_at"), str):
-            return self.record["started_at"].replace("T", " ")
+        record = self.record
+        started = record.started_at if isinstance(record, RunRecord) else record.get("started_at") if record else None
+        if isinstance(started, str):
+            return started.replace("T", " ")
         stamp = self.path.name[:15]
         return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
 
@@ -44,35 +47,30 @@ class StoredRun:
             what = "interpreter check" if record.get("mode") == "cpu" else "box check"
             return (f"{self.started}  {what}: {record.get('passed', 0)} of {counted(rows, 'run')} passed, "
                     f"{record.get('flagged', 0)} flagged  {self.path}")
-        params = record.get("params") or {}
-        return (f"{self.started}  {record.get('verdict', '?'):<18} size={params.get('size')} "
-                f"iters={params.get('iters')} {backend_text(record)}  {self.path}")
+        return (f"{self.started}  {record.verdict or '?':<18} size={record.params.size} "
+                f"iters={record.params.iters} {backend_text(record)}  {self.path}")
 
     def run_result(self) -> RunResult | None:
-        """The run as the run screen shows it (its verdict, command line and log), read back from its folder; None
-        for a check or a run whose record cannot be read. Its capture is loaded when it is opened."""
+        """The run as the run screen shows it (its verdict, command line, log and the signals its stream gave),
+        read back from its record; None for a check or a run whose record holds no verdict or command. Its capture
+        is loaded when it is opened."""
         record = self.record
-        if self.kind != "run" or record is None:
+        if self.kind != "run" or not isinstance(record, RunRecord) or not record.argv:
             return None
         try:
-            capture = Path(record["capture"]) if record.get("capture") else None
-            command = Command(tuple(record["argv"]), dict(record.get("env") or {}),
-                              dict(record.get("env_changes") or {}), capture)
-            verdict = Verdict(Outcome(record["verdict"]), record["message"], tuple(record.get("hints") or ()))
-            process = ProcessResult(record.get("exit_code"), record.get("ended_by"), float(record.get("wall_s", 0)))
-        except (KeyError, TypeError, ValueError):
+            verdict = Verdict(Outcome(record.verdict), record.message, tuple(record.hints))
+        except ValueError:
             return None
-        classifier = OutputClassifier()
-        log = self.path / STDOUT_LOG
-        if log.is_file():
-            classifier.feed(log.read_text(errors="replace").splitlines())
-        return RunResult(self.path, command, verdict, classifier, process, None, record)
+        command = Command(tuple(record.argv), dict(record.env), dict(record.env_changes),
+                          Path(record.capture) if record.capture else None)
+        process = ProcessResult(record.exit_code, record.ended_by, record.wall_s)
+        return RunResult(self.path, command, verdict, record.signals, process, None, record)
 
     def check_report(self) -> CheckReport | None:
         """A box check as the check screen shows it, read back from its check.json; None for a run or a check whose
         record cannot be read."""
         record = self.record
-        if self.kind != "check" or record is None:
+        if self.kind != "check" or not isinstance(record, dict):
             return None
         known = set(CheckRow.__dataclass_fields__)
         try:
@@ -99,6 +97,12 @@ def stored_runs(output: Path) -> list[StoredRun]:
             path = folder / name
             if not path.is_file():
                 continue
+            if kind == "run":
+                try:
+                    found.append(StoredRun(folder, kind, read_run_record(path)))
+                except RecordError as error:
+                    found.append(StoredRun(folder, kind, None, f"{name} unreadable ({_reason(error)})"))
+                break
             try:
                 record = orjson.loads(path.read_bytes())
                 found.append(StoredRun(folder, kind, record if isinstance(record, dict) else None,
@@ -107,3 +111,8 @@ def stored_runs(output: Path) -> list[StoredRun]:
                 found.append(StoredRun(folder, kind, None, f"{name} unreadable ({type(error).__name__})"))
             break
     return found
+
+
+def _reason(error: RecordError) -> str:
+    """Why a record could not be read, without the path the list already shows."""
+    return str(error).partition(": ")[2] or str(error)
