@@ -224,3 +224,18 @@ def test_a_trace_s_launch_count_is_the_warp_timeline_s(tmp_path):
         profile = load_profile(path)
         assert profile.cycle_facts.launches == 2, name
         assert len(warp_trace(profile.trace).launches) == 2, name
+
+
+def test_a_run_record_of_the_previous_layout_still_reads(tmp_path):
+    """run.json as runs wrote it before it kept launches, CTAs and the stream's signals: what it lacks is worked out
+    from its parameters and its top-level numbers; a record of another schema is refused in one line."""
+    from proton_tui.records import RecordError, read_run_record
+
+    record = read_run_record(FIXTURES / "runs" / "20261201-004713-vecadd" / "run.json")
+    assert (record.launches, record.ctas) == (3, 4)  # the bundled payload: a first launch and 2 more
+    assert record.signals.max_abs_err == 0.0 and record.signals.first_launch_ms == 61.565
+    assert record.interpreter.triton_version == "3.6.0" and record.params.warps == []
+    other = tmp_path / "run.json"
+    other.write_text('{"schema": "proton-tui/9"}')
+    with pytest.raises(RecordError, match="not a run record: its schema is 'proton-tui/9'"):
+        read_run_record(other)
