@@ -170,16 +170,9 @@ def per_warp_title(profile: Profile) -> str:
 
 
 def clock_title(profile: Profile) -> str | None:
-    """The time column's title, naming the SM clock it is at; None when the capture gives no clock. Worked out once
-    per profile and what its run says (every row's cells ask)."""
-    cached = profile.__dict__.get("_clock_title")
-    if cached is not None and cached[0] is profile.cycle_facts:
-        return cached[1]
-    clocks = sorted({numbers.clock_khz for node in range(profile.node_count)
-                     if (numbers := scope_numbers(profile, node)) is not None and numbers.clock_khz})
-    title = None if not clocks else f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
-    profile.__dict__["_clock_title"] = (profile.cycle_facts, title)
-    return title
+    """The time column's title, naming the SM clock it is at; None when the capture gives no clock."""
+    clocks = profile.sm_clocks
+    return None if not clocks else f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
 
 
 def cycle_columns(profile: Profile) -> list[Column]:

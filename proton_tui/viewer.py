@@ -9,7 +9,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .console import size_text
 from .filters import ViewFilter
 
 if TYPE_CHECKING:
@@ -19,12 +18,12 @@ if TYPE_CHECKING:
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
                 clock_khz: int | None = None) -> str | None:
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
-    SM clock an instrumentation trace's cycles are shown as time at (``with_record_beside``)."""
-    from .hatchet import CaptureError, PendingLoad
+    SM clock an instrumentation trace's cycles are shown as time at (``open_capture``)."""
+    from .hatchet import CaptureError, pending_capture
     from .hatchet.reader import STDIN
 
     try:
-        pending = PendingLoad(file, show_internal)
+        pending = pending_capture(file, sm_clock=clock_khz, show_internal=show_internal)
     except CaptureError as error:
         return str(error)
     if pending.path == STDIN and not sys.stdin.isatty():  # the capture came through standard input
@@ -36,19 +35,14 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
         os.dup2(keyboard, 0)
         os.close(keyboard)
     with closing(pending):
-        viewer = viewer_app(pending, view_filter, clock_khz)
+        viewer = viewer_app(pending, view_filter)
         viewer.run_to_the_end()
     return viewer.load_error
 
 
-def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None,
-               clock_khz: int | None = None) -> ProtonApp:
-    """The viewer of a capture about to be read: its first screen says so and then reads it."""
-    from .capture.session import with_record_beside
+def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
+    """The viewer of a capture about to be read (`pending_capture`): its first screen says so and then reads it."""
     from .tui.app import ProtonApp
-    from .tui.messages import Opening
+    from .tui.opening import Opening
 
-    return ProtonApp(opening=Opening(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…",
-                                     lambda: with_record_beside(pending.finish(), clock_khz),
-                                     view_filter or ViewFilter(), pending.cancel,
-                                     lambda: pending.bytes_read / pending.size, size=pending.size))
+    return ProtonApp(opening=Opening.of(pending, view_filter or ViewFilter()))

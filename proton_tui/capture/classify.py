@@ -6,11 +6,11 @@ FAIL, and writes no capture when the script exits or raises.
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..records import Outcome, OutputSignals  # noqa: F401  (Outcome: the words a run ends with)
 from .runner import ProcessResult
 
 PAYLOAD_LINE = re.compile(r"^vecadd: (?P<key>[a-z_]+)=(?P<value>.*)$")
@@ -35,26 +35,6 @@ EMPTY_CAPTURE_HINTS = {
 }
 LIBRARY_REMEDY = ("Proton dlopens the unversioned library name; some images (ROCm from Python wheels) ship only the "
                   "versioned soname: put a folder of unversioned symlinks on LD_LIBRARY_PATH, or use a system ROCm")
-
-
-@dataclass
-class OutputSignals:
-    """What the stream said. Numbers are None when the line never came."""
-
-    device: str | None = None
-    max_abs_err: float | None = None
-    result: str | None = None  # "PASS" or "FAIL"
-    first_launch_ms: float | None = None  # includes Triton's compile
-    loop_ms: float | None = None
-    per_iter_us: float | None = None
-    gbps: float | None = None
-    sm_clock_khz: float | None = None  # the GPU's SM clock as Triton's driver reports it (its maximum)
-    script_error: str | None = None  # Proton CLI: "An error occurred while executing the script: …"
-    missing_library: str | None = None
-    usage_error: str | None = None  # an argparse "prog: error: …" line
-    exception: str | None = None  # the last line of the last traceback
-    dropped_events: int = 0  # instrumentation: warps (of a CTA) whose records did not fit Proton's buffer
-    last_line: str | None = None
 
 
 class OutputClassifier:
@@ -121,20 +101,6 @@ def _number(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
-
-
-class Outcome(enum.Enum):
-    """The distinct ways a run ends; ``value`` is the label shown and recorded."""
-
-    PASS = "PASS"
-    FAIL = "FAIL"
-    PAYLOAD_ERROR = "payload error"
-    NO_CAPTURE = "no capture written"
-    EMPTY_CAPTURE = "empty capture"
-    BAD_CAPTURE = "unreadable capture"
-    REFUSED = "refused configuration"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed out"
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from ..formatting import counted
-from ..records import RecordError, read_check
+from ..records import CheckRecord, RecordError, RunRecord, read_check, read_run_record
 from .check import CHECK_JSON, CheckReport
-from .classify import Outcome, OutputClassifier, Verdict
+from .classify import Outcome, Verdict
 from .command import Command
-from .rundir import RUN_JSON, STDOUT_LOG
+from .rundir import RUN_JSON
 from .runner import ProcessResult
 from .session import RunResult, backend_text
 
@@ -24,14 +22,16 @@ class StoredRun:
 
     path: Path
     kind: str  # "run" or "check"
-    record: dict | None  # None when its JSON cannot be read
+    record: RunRecord | CheckRecord | None  # None when it cannot be read
     problem: str | None = None
 
     @property
     def started(self) -> str:
         """When it started, as its record says (else from the folder's name: YYYYmmdd-HHMMSS-…)."""
-        if self.record and isinstance(self.record.get("started_at"), str):
-            return self.record["started_at"].replace("T", " ")
+        record = self.record
+        started = record.started_at if isinstance(record, RunRecord) else None
+        if isinstance(started, str):
+            return started.replace("T", " ")
         stamp = self.path.name[:15]
         return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
 
@@ -47,40 +47,32 @@ class StoredRun:
             what = "interpreter check" if check.cpu else "box check"
             return (f"{self.started}  {what}: {sum(row.passed for row in check.rows)} of "
                     f"{counted(len(check.rows), 'run')} passed, {len(check.flagged)} flagged  {self.path}")
-        params = record.get("params") or {}
-        return (f"{self.started}  {record.get('verdict', '?'):<18} size={params.get('size')} "
-                f"iters={params.get('iters')} {backend_text(record)}  {self.path}")
+        return (f"{self.started}  {record.verdict or '?':<18} size={record.params.size} "
+                f"iters={record.params.iters} {backend_text(record)}  {self.path}")
 
     def run_result(self) -> RunResult | None:
-        """The run as the run screen shows it (its verdict, command line and log), read back from its folder; None
-        for a check or a run whose record cannot be read. Its capture is loaded when it is opened."""
+        """The run as the run screen shows it (its verdict, command line, log and the signals its stream gave),
+        read back from its record; None for a check or a run whose record holds no verdict or command. Its capture
+        is loaded when it is opened."""
         record = self.record
-        if self.kind != "run" or record is None:
+        if self.kind != "run" or not isinstance(record, RunRecord) or not record.argv:
             return None
         try:
-            capture = Path(record["capture"]) if record.get("capture") else None
-            command = Command(tuple(record["argv"]), dict(record.get("env") or {}),
-                              dict(record.get("env_changes") or {}), capture)
-            verdict = Verdict(Outcome(record["verdict"]), record["message"], tuple(record.get("hints") or ()))
-            process = ProcessResult(record.get("exit_code"), record.get("ended_by"), float(record.get("wall_s", 0)))
-        except (KeyError, TypeError, ValueError):
+            verdict = Verdict(Outcome(record.verdict), record.message, tuple(record.hints))
+        except ValueError:
             return None
-        classifier = OutputClassifier()
-        log = self.path / STDOUT_LOG
-        if log.is_file():
-            classifier.feed(log.read_text(errors="replace").splitlines())
-        return RunResult(self.path, command, verdict, classifier, process, None, record)
+        command = Command(tuple(record.argv), dict(record.env), dict(record.env_changes),
+                          Path(record.capture) if record.capture else None)
+        process = ProcessResult(record.exit_code, record.ended_by, record.wall_s)
+        return RunResult(self.path, command, verdict, record.signals, process, None, record)
 
     def check_report(self) -> CheckReport | None:
         """A box check as the check screen shows it, read back from its check.json; None for a run or a check whose
         record cannot be read."""
         record = self.record
-        if self.kind != "check" or record is None:
+        if self.kind != "check" or not isinstance(record, CheckRecord):
             return None
-        try:
-            return CheckReport.from_record(read_check(self.path / CHECK_JSON), self.path)
-        except (OSError, RecordError):
-            return None
+        return CheckReport.from_record(record, self.path)
 
 
 def stored_runs(output: Path) -> list[StoredRun]:
@@ -95,11 +87,15 @@ def stored_runs(output: Path) -> list[StoredRun]:
             path = folder / name
             if not path.is_file():
                 continue
+            reader = read_run_record if kind == "run" else read_check
             try:
-                record = orjson.loads(path.read_bytes())
-                found.append(StoredRun(folder, kind, record if isinstance(record, dict) else None,
-                                       None if isinstance(record, dict) else f"{name} is not an object"))
-            except (OSError, orjson.JSONDecodeError) as error:
-                found.append(StoredRun(folder, kind, None, f"{name} unreadable ({type(error).__name__})"))
+                found.append(StoredRun(folder, kind, reader(path)))
+            except RecordError as error:
+                found.append(StoredRun(folder, kind, None, f"{name} unreadable ({_reason(error)})"))
             break
     return found
+
+
+def _reason(error: RecordError) -> str:
+    """Why a record could not be read, without the path the list already shows."""
+    return str(error).partition(": ")[2] or str(error)

@@ -4,29 +4,13 @@ under way at once, and the report step that writes the job's record. Never impor
 from __future__ import annotations
 
 import asyncio
-import enum
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from .classify import Outcome
+from ..records import Outcome, RowVerdict, row_verdict  # noqa: F401  (the job's vocabulary)
 from .probe import InterpreterInfo
-
-# What a row of a check or a doctor proved: every way a run ends (``Outcome``), and what a job adds to it. The
-# values are the words check.json and doctor.json record.
-RowVerdict = enum.StrEnum("RowVerdict", {
-    **{outcome.name: outcome.value for outcome in Outcome},
-    "ERROR": "error",  # the run could not start
-    "WRONG_METRIC": "wrong metric",  # a doctor cell's capture holds another metric than its backend's
-    "NOT_RUN": "not run",  # a doctor cell the rules refuse
-    "PENDING": "",  # a doctor cell still under way
-})
-
-
-def row_verdict(value: str | Outcome) -> RowVerdict:
-    """The row verdict of a run's outcome or of its recorded word. Raises ValueError for another word."""
-    return RowVerdict(value.value if isinstance(value, Outcome) else value)
 
 
 @dataclass(frozen=True)

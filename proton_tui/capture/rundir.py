@@ -8,8 +8,11 @@ from pathlib import Path
 
 import orjson
 
+from ..records import RUN_JSON
+
+__all__ = ["DEFAULT_OUTPUT", "RUN_JSON", "STDOUT_LOG", "create_run_dir", "relevant_env", "write_json"]
+
 DEFAULT_OUTPUT = Path("proton-runs")  # where runs and checks go unless told otherwise
-RUN_JSON = "run.json"
 STDOUT_LOG = "stdout.log"
 # Variables that change what a run does or which libraries it loads, recorded in run.json.
 RELEVANT_ENV_PREFIXES = ("TRITON_", "PROTON_", "CUDA_", "HIP_", "ROCR_", "ROCM_", "ROCPROF", "HSA_", "NVIDIA_")

@@ -86,13 +86,12 @@ def writable_output(output: Path) -> Path:
 
 
 def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = None) -> Profile:
-    """A capture (an instrumentation trace's cycles timed at ``sm_clock_khz`` when given), or a one-line error
-    naming the file or the flag."""
-    from ..capture.session import with_record_beside
-    from ..hatchet import CaptureError, load_profile
+    """A capture, complete with the run.json beside it when its run wrote it (an instrumentation trace's cycles
+    timed at ``sm_clock_khz`` when given), or a one-line error naming the file or the flag."""
+    from ..hatchet import CaptureError, open_capture
 
     try:
-        return with_record_beside(load_profile(path, show_internal=show_internal), sm_clock_khz)
+        return open_capture(path, sm_clock=sm_clock_khz, show_internal=show_internal)
     except CaptureError as error:
         fail(str(error))
 

@@ -131,7 +131,9 @@ def _report(result: RunResult, as_json: bool) -> None:
         out.write("\n" + kernel_summary_text(display, limit=KERNEL_ROWS))
     out.flush()
     if as_json:
+        import msgspec
+
         from ..report import json_text
 
-        sys.stdout.write(json_text(result.record))
+        sys.stdout.write(json_text(msgspec.to_builtins(result.record)))
         sys.stdout.flush()

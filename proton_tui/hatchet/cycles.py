@@ -13,12 +13,14 @@ at the device's clock for any scope, from the capture and what its run says (`Cy
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .facts import CycleFacts
 from .profile import Profile, add_children, is_number, with_inclusive
 
 if TYPE_CHECKING:
+    from ..records import RunRecord
     from .trace import Trace
 
 UNATTRIBUTED = "(unattributed)"
@@ -26,18 +28,6 @@ NORMALIZED_KEY = "normalized_cycles"
 LOAD_SCOPE = re.compile(r"(^|[^a-z])loads?([^a-z]|$)", re.IGNORECASE)
 LOAD_CAUTION = ("if this scope only issues loads, it measures their issue: the wait for the data lands in the "
                 "first scope that uses it")
-
-
-@dataclass(frozen=True)
-class CycleFacts:
-    """What the capture's run knows and the file does not."""
-
-    launches: int | None = None  # launches of the instrumented kernel
-    ctas: int | None = None  # CTAs per launch
-    sampled_warps: int | None = None  # warps recorded in each CTA under warp sampling; None: every warp
-    sampling_known: bool = False  # whether the source says if warps were sampled
-    source: str = ""  # where these facts come from: "the run", "the trace"
-    clock_khz: float | None = None  # the SM clock the run's GPU reported, for a capture without device info
 
 
 @dataclass(frozen=True)
@@ -142,7 +132,7 @@ def numbers_of(profile: Profile, cycles: float, normalized: float | None, device
             per_warp, sampling = cycles / (facts.ctas * facts.sampled_warps), (facts.sampled_warps, warps)
     launches = facts.launches
     per_launch = per_warp / launches if per_warp is not None and launches else None
-    clock = clock_khz(profile, device)
+    clock = profile.sm_clock_khz(device)
     shown = per_launch if per_launch is not None else per_warp
     time_ns = shown * 1e6 / clock if shown is not None and clock else None
     caution = LOAD_CAUTION if name != UNATTRIBUTED and LOAD_SCOPE.search(name) else None
@@ -163,33 +153,17 @@ def kernel_numbers(profile: Profile, name: str) -> ScopeNumbers | None:
                       name)
 
 
-def clock_khz(profile: Profile, device: str) -> float | None:
-    """The device's SM clock in kHz from the capture's device_info (`clock_rate`, the maximum it reports)."""
-    spec = profile.device_spec(device)
-    value = spec.get("clock_rate") if spec is not None else None
-    if is_number(value) and value > 0:
-        return float(value)
-    facts = profile.cycle_facts
-    return facts.clock_khz if facts is not None and facts.clock_khz else None
-
-
-def facts_from_record(record: dict, source: str = "the run") -> CycleFacts | None:
-    """What a run record (run.json) says about its instrumentation capture: the bundled payload launches its
-    kernel once, then `iters` times, over size / block_size CTAs; the warps it recorded are the run's choice.
-    None for a run not under the instrumentation backend."""
-    params = record.get("params")
-    if not isinstance(params, dict) or params.get("backend") != "instrumentation" or not params.get("profile", True):
+def facts_from_record(record: RunRecord, source: str = "the run") -> CycleFacts | None:
+    """What a run record (run.json) says about its instrumentation capture: the launches and CTAs its run knew, the
+    warps it recorded and the SM clock the run reported. None for a run not under the instrumentation backend."""
+    params = record.params
+    if params.backend != "instrumentation" or not params.profile:
         return None
-    clock = record.get("sm_clock_khz")
+    clock = record.sm_clock_khz
     clock = clock if is_number(clock) and clock > 0 else None  # kHz, as the run wrote it
-    warps = params.get("warps") or []
-    sampled = len(warps) if isinstance(warps, (list, tuple)) and warps else None
-    facts = CycleFacts(sampled_warps=sampled, sampling_known=True, source=source, clock_khz=clock)
-    size, block, iters = params.get("size"), params.get("block_size"), params.get("iters")
-    # another script launches what it launches: only the bundled payload's launches and CTAs are known
-    if params.get("payload") is None and all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
-        facts = replace(facts, launches=iters + 1, ctas=-(-size // block))
-    return facts
+    return CycleFacts(launches=record.launches or None, ctas=record.ctas or None,
+                      sampled_warps=len(params.warps) if params.warps else None, sampling_known=True, source=source,
+                      clock_khz=clock)
 
 
 def facts_from_trace(trace: Trace) -> CycleFacts | None:

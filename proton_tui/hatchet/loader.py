@@ -1,24 +1,42 @@
 """Loading a capture: `PendingLoad` checks and maps the file at once (so a bad file is reported before a TUI
-starts); `finish` reads it, a large one in pieces (`pieces.py`), anything else whole. `load_profile` is both in one
-call."""
+starts); `finish` reads it, a large one in pieces (`pieces.py`), anything else whole, and completes it with what its
+run says (`RunFacts`) before anyone sees it. `load_profile` is both in one call."""
 
 from __future__ import annotations
 
 import gc
 import threading
 from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .cycles import with_unattributed
+from .facts import CycleFacts
 from .pieces import load_in_pieces
 from .profile import Profile
-from .reader import LoadCancelled, is_msgpack, is_object, load_whole, mapped
+from .reader import CaptureError, LoadCancelled, is_msgpack, is_object, load_whole, mapped
 
 
-def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False) -> Profile:
+@dataclass(frozen=True)
+class RunFacts:
+    """What a capture's run says that its file does not, built into the profile as it is read: the devices called as
+    the user chose them (`device_map`, {"CUDA:0": "CUDA:1"}, with the note that says why), an instrumentation
+    capture's launches, CTAs and sampled warps, and the SM clock the user gave (`sm_clock_khz`, for an
+    instrumentation trace only: `clock_flag` names it in the error)."""
+
+    device_map: dict[str, str] | None = None
+    device_note: str | None = None
+    cycle_facts: CycleFacts | None = None
+    sm_clock_khz: float | None = None
+    clock_flag: str = "--sm-clock-khz"
+
+
+def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False,
+                 facts: RunFacts | None = None) -> Profile:
     """Read, validate and index a `.hatchet` file. Raises CaptureError with a one-line reason. `settled`: its
-    writer is known to have finished (a run's process has ended), so a file written just now is not waited on."""
-    pending = PendingLoad(Path(path), show_internal, settled)
+    writer is known to have finished (a run's process has ended), so a file written just now is not waited on.
+    `facts`: what its run says, built into the profile."""
+    pending = PendingLoad(Path(path), show_internal, settled, facts)
     try:
         return pending.finish()
     finally:
@@ -31,8 +49,9 @@ class PendingLoad:
     thread, makes a `finish` under way raise LoadCancelled at its next check (between pieces, and as it walks the
     tree)."""
 
-    def __init__(self, path: Path, show_internal: bool = False, settled: bool = False) -> None:
-        self.path, self.show_internal = path, show_internal
+    def __init__(self, path: Path, show_internal: bool = False, settled: bool = False,
+                 facts: RunFacts | None = None) -> None:
+        self.path, self.show_internal, self.facts = path, show_internal, facts
         self._held = ExitStack()
         self._cancelled = threading.Event()
         self._abandon = False
@@ -72,6 +91,8 @@ class PendingLoad:
                     raise LoadCancelled(self.path)
                 if profile is None:
                     profile = load_whole(self.path, self.data, self.show_internal, self._stop_here)
+                if self.facts is not None:
+                    profile = completed(profile, self.facts)
                 profile = with_unattributed(profile)
             gc.freeze()
             self.bytes_read = self.size
@@ -82,3 +103,43 @@ class PendingLoad:
 
     def close(self) -> None:
         self._held.close()
+
+
+def completed(profile: Profile, facts: RunFacts) -> Profile:
+    """The profile as its run knows it (see RunFacts); CaptureError for an SM clock given to a capture other than an
+    instrumentation trace (a trace records no device info, so only a trace takes a clock)."""
+    clock = facts.sm_clock_khz
+    if clock is not None and (profile.trace is None or not profile.trace.has_warps):
+        raise CaptureError(f"{facts.clock_flag}: {profile.path} is not an instrumentation trace (its cycles are what "
+                           "the clock converts)")
+    changes: dict = {}
+    if facts.device_map and (renamed := _renamed_devices(profile, facts.device_map)):
+        changes.update(renamed, device_note=facts.device_note)
+    cycle_facts = profile.cycle_facts
+    if profile.unit == "cycles" and facts.cycle_facts is not None:
+        if profile.trace is not None and cycle_facts is not None:  # a trace counts its own launches
+            cycle_facts = replace(cycle_facts, clock_khz=facts.cycle_facts.clock_khz)
+        else:
+            cycle_facts = facts.cycle_facts
+    if clock is not None:  # the user's word over the clock its run reported
+        cycle_facts = replace(cycle_facts or CycleFacts(), clock_khz=clock)
+    if cycle_facts is not profile.cycle_facts:
+        changes["cycle_facts"] = cycle_facts
+    return replace(profile, **changes, _kernel_stats=None, _device_names=None, _device_totals=None) if changes \
+        else profile
+
+
+def _renamed_devices(profile: Profile, mapping: dict[str, str]) -> dict | None:
+    """The node labels and device_info with devices called by other labels; a label the capture already uses is
+    never taken (two devices would merge). None when nothing is renamed."""
+    taken = set(profile.device_names())
+    mapping = {old: new for old, new in mapping.items() if old != new and new not in taken}
+    if not mapping:
+        return None
+    info = {}
+    for device_type, by_id in profile.device_info.items():
+        if isinstance(by_id, dict):
+            by_id = {mapping.get(f"{device_type}:{device_id}", f"{device_type}:{device_id}").partition(":")[2]: spec
+                     for device_id, spec in by_id.items()}
+        info[device_type] = by_id
+    return {"devices": [mapping.get(device, device) for device in profile.devices], "device_info": info}

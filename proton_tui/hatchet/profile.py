@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .facts import CycleFacts
+
 if TYPE_CHECKING:
-    from .cycles import CycleFacts
     from .trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
@@ -175,25 +177,6 @@ class Profile:
             for device_id in by_id
         }
 
-    def renumber_devices(self, mapping: dict[str, str], note: str | None = None) -> None:
-        """Call devices by other labels ({"CUDA:0": "CUDA:1"}: the GPU a pinned run chose, which its capture numbers
-        0), in the node labels and device_info alike; `note` says why, for the views to show. A label the capture
-        already uses is never taken (two devices would merge)."""
-        taken = set(self.device_names())
-        mapping = {old: new for old, new in mapping.items() if old != new and new not in taken}
-        if not mapping:
-            return
-        self.devices = [mapping.get(device, device) for device in self.devices]
-        info = {}
-        for device_type, by_id in self.device_info.items():
-            if isinstance(by_id, dict):
-                by_id = {mapping.get(f"{device_type}:{device_id}", f"{device_type}:{device_id}").partition(":")[2]: spec
-                         for device_id, spec in by_id.items()}
-            info[device_type] = by_id
-        self.device_info = info
-        self.device_note = note
-        self._kernel_stats = self._device_names = self._device_totals = None
-
     def percent(self, value: float) -> float:
         """Share of the whole capture's total, also in a filtered subset."""
         total = self.total if self.reference_total is None else self.reference_total
@@ -297,6 +280,25 @@ class Profile:
         by_id = self.device_info.get(device_type)
         spec = by_id.get(device_id) if isinstance(by_id, dict) else None
         return spec if isinstance(spec, dict) else None
+
+    def sm_clock_khz(self, device: str) -> float | None:
+        """The device's SM clock in kHz from the capture's device_info (`clock_rate`, the maximum it reports), else
+        the clock its run reported (`cycle_facts`); None when neither says."""
+        spec = self.device_spec(device)
+        value = spec.get("clock_rate") if spec is not None else None
+        if is_number(value) and value > 0:
+            return float(value)
+        facts = self.cycle_facts
+        return facts.clock_khz if facts is not None and facts.clock_khz else None
+
+    @cached_property
+    def sm_clocks(self) -> tuple[float, ...]:
+        """The SM clocks (kHz) the cycles of this capture's scopes are timed at, lowest first (none for a capture
+        without cycles or without a clock)."""
+        if self.unit != "cycles":
+            return ()
+        devices = set(compress(self.devices, self.has_own))
+        return tuple(sorted({clock for device in devices if (clock := self.sm_clock_khz(device))}))
 
     def peak_bytes_per_s(self, device: str) -> float | None:
         """Peak memory bandwidth of one device, as Proton defines it (`triton.profiler.specs`): for CUDA from

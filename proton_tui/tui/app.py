@@ -16,8 +16,10 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
-from ..hatchet import Profile, load_profile
-from .messages import LoadFailed, OpenCheck, Opening, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from ..console import printable
+from ..hatchet import CaptureError, Profile, pending_capture
+from .messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from .opening import Opening
 from .screens.help import HelpScreen
 from .screens.viewer import ProfileScreen
 
@@ -141,7 +143,23 @@ class ProtonApp(App):
 
     @on(ViewCapture)
     def view_capture(self, message: ViewCapture) -> None:
-        self.push_screen(ProfileScreen(message.profile, run=message.run))
+        if message.profile is not None:
+            self.push_screen(ProfileScreen(message.profile, run=message.run))
+        else:  # a run read back from its folder: its capture is opened now, with its record
+            run = message.run
+            self.open_in_viewer(run.command.capture_path, run.record, run)
+
+    def open_in_viewer(self, path: Path, record=None, run: RunResult | None = None) -> None:
+        """Open a capture in a new viewer, read on the reading thread (`Opening`) and completed by `record` (else
+        the run.json beside it); a file that cannot be opened is said in one line, and nothing is pushed."""
+        try:
+            opening = Opening.of(pending_capture(path, record), fatal=False, owned=True)
+        except CaptureError as error:
+            self.notify(printable(str(error)), severity="error", markup=False)
+            return
+        screen = ProfileScreen(None, run=run, opening=opening)
+        self.push_screen(screen)
+        self.call_after_refresh(screen.finish_opening)
 
     @on(ShowRunLog)
     def show_run_log(self, message: ShowRunLog) -> None:
@@ -198,7 +216,7 @@ class ProtonApp(App):
             self.pop_screen()
 
     def action_open_sample(self) -> None:
-        self.push_screen(ProfileScreen(load_profile(sample_capture())))
+        self.open_in_viewer(sample_capture())
 
     def action_box_check(self, cpu: bool = False) -> None:
         from .screens.check import CheckScreen

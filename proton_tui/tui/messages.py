@@ -2,48 +2,27 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from ..filters import ViewFilter
 from ..hatchet import Profile
 from ..names import Names
+from ..records import OutputSignals
 
 if TYPE_CHECKING:
     from ..capture.check import CheckReport
     from ..capture.session import RunResult
     from ..diff import ProfileDiff
-
-
-@dataclass
-class Opening:
-    """A capture being opened: the file, what to say meanwhile, the call that finishes the load (CaptureError), the
-    filter to apply once it has loaded, and the call that cancels a load under way (from another thread). `loader`:
-    the thread that runs `finish`, once started."""
-
-    path: Path
-    label: str
-    finish: Callable[[], Profile]
-    view_filter: ViewFilter = ViewFilter()
-    cancel: Callable[..., None] = lambda abandon=False: None
-    fraction_read: Callable[[], float] = lambda: 0.0
-    loader: threading.Thread | None = None
-    size: int | None = None  # the file's bytes, when known
-    def loading(self) -> bool:
-        return self.loader is not None and self.loader.is_alive()
+    from .opening import Opening
 
 
 class Loaded(Message):
-    """The capture being opened has been read."""
+    """A capture being opened has been read."""
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, opening: Opening | None = None) -> None:
         super().__init__()
-        self.profile = profile
+        self.profile, self.opening = profile, opening
 
 
 class ReadCrashed(Message):
@@ -71,9 +50,10 @@ class WarpsRead(Message):
 
 
 class ViewCapture(Message):
-    """Open a loaded capture in the viewer, with the run that made it when there is one."""
+    """Open a capture in the viewer, with the run that made it when there is one: `profile` loaded, or None for the
+    run's capture to be opened now (a run read back from its folder)."""
 
-    def __init__(self, profile: Profile, run: RunResult | None = None) -> None:
+    def __init__(self, profile: Profile | None, run: RunResult | None = None) -> None:
         super().__init__()
         self.profile, self.run = profile, run
 
@@ -119,8 +99,17 @@ class RunFinished(Message):
 
 
 class LoadFailed(Message):
-    """The capture being opened could not be read: the app ends with this one-line reason and exit code 2."""
+    """A capture being opened could not be read: for a fatal opening (``view FILE``) the app ends with this one-line
+    reason and exit code 2; else the screen that opened it says why."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, opening: Opening | None = None) -> None:
         super().__init__()
-        self.reason = reason
+        self.reason, self.opening = reason, opening
+
+
+class StreamRead(Message):
+    """What a run's output stream has said so far, as the run engine read it."""
+
+    def __init__(self, signals: OutputSignals) -> None:
+        super().__init__()
+        self.signals = signals

@@ -41,8 +41,8 @@ def test_every_run_and_check_is_listed_newest_first(output):
     assert " PASS " in run.label() and "unprofiled" in run.label() and "None" not in run.label()
     assert damaged.record is None and "run.json unreadable" in damaged.label()
     result = run.run_result()
-    assert result.verdict.passed and result.command.argv == tuple(run.record["argv"])
-    assert result.classifier.signals.max_abs_err == 0.0  # its log read back
+    assert result.verdict.passed and result.command.argv == tuple(run.record.argv)
+    assert result.signals.max_abs_err == 0.0 and result.signals.result == "PASS"  # as its record kept them
     assert check.run_result() is None and damaged.run_result() is None
     report = check.check_report()
     assert report.cpu and [row.passed for row in report.rows] == [True] and report.check_dir == str(check.path)

@@ -248,10 +248,10 @@ def test_timeline(snap_compare, size, theme):
 @THEMES
 def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_path):
     """Per warp·launch and the time at the SM clock, the unattributed part, and the kernel scope's details."""
-    from proton_tui.capture.session import with_record_beside
+    from proton_tui.hatchet import open_capture
 
     capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
-    app = ProtonApp(with_record_beside(load_profile(capture)))
+    app = ProtonApp(open_capture(capture))
     assert snap_compare(app, run_before=themed(theme, "e", "down", "down"), terminal_size=size)
 
 

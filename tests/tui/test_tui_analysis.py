@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Input, OptionList
 
 from proton_tui.hatchet import load_profile
@@ -12,7 +14,7 @@ from proton_tui.tui.screens.diff import DiffScreen
 from proton_tui.tui.screens.viewer import ProfileScreen
 from proton_tui.tui.widgets.path_dialog import PathDialog
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import capture_path, wait_for
+from tests.helpers import FIXTURES, capture_path, wait_for
 
 SIZE = (140, 44)
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
@@ -120,7 +122,7 @@ async def test_compare_opens_a_diff_of_two_real_captures():
         await pilot.press("m")
         await type_into(pilot, "#path", str(capture_path("vecadd_fail")))
         await pilot.press("enter")
-        assert isinstance(app.screen, DiffScreen)
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")  # B is read on a thread
         rows = [app.screen.query_one(DataTable).get_row_at(i) for i in range(3)]
         assert str(rows[0][-1]) == "(total)"
         assert str(rows[1][-1]) == "add_kernel"  # the largest change: 46,112 ns -> 16,064 ns
@@ -181,5 +183,64 @@ async def test_compare_offers_the_captures_beside_the_open_one_and_in_the_output
         shown = [str(option.prompt) for option in app.screen.query_one("#choices", OptionList).options]
         assert shown == ["captures/b.hatchet", "proton-runs/20261130-120000-vecadd/vecadd.hatchet"]  # under the cwd
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, DiffScreen)
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")  # B is read on a thread
+
+
+def _b_with_its_record(tmp_path, fixture: str, **fields) -> Path:
+    """A run folder holding a fixture capture and the run.json of the run that wrote it (written as runs write it)."""
+    import shutil
+
+    from proton_tui.records import RunRecord, write_run_record
+
+    folder = tmp_path / "20261201-040000-vecadd"
+    folder.mkdir()
+    capture = Path(shutil.copy(FIXTURES / fixture, folder / f"vecadd{Path(fixture).suffix}"))
+    write_run_record(folder / "run.json", RunRecord(capture=str(capture), **fields))
+    return capture
+
+
+def _diff_side(profile) -> dict:
+    facts = profile.cycle_facts
+    return {"devices": profile.device_names(), "note": profile.device_note,
+            "launches": facts.launches if facts else None, "ctas": facts.ctas if facts else None,
+            "sampled": facts.sampled_warps if facts else None}
+
+
+@pytest.mark.parametrize("a, b, fields", [
+    ("vecadd_auto.hatchet", "vecadd_hook.hatchet",  # `run --device 1`: pinned, the capture calls its GPU 0
+     {"device_requested": 1, "device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}}),
+    ("instr_vecadd_3.6.0.hatchet", "instr_vecadd_warps02_3.6.0.hatchet",  # instrumentation, warps 0 and 2
+     {"params": "instrumentation"}),
+])
+async def test_compare_and_diff_read_b_s_run_record_alike(tmp_path, a, b, fields):
+    """Compare in the viewer and `proton-tui diff A B --json` open B the same way, completed by the run.json beside
+    it: the same numbers, and B's devices and launches as its run knew them."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from proton_tui.cli import app as cli
+    from proton_tui.hatchet import open_capture
+    from proton_tui.records import RecordedParams
+
+    if fields.get("params") == "instrumentation":
+        fields = {"params": RecordedParams(size=1 << 20, iters=20, block_size=1024, backend="instrumentation",
+                                           warps=[0, 2])}
+    capture_b = _b_with_its_record(tmp_path, b, **fields)
+    expected_b = _diff_side(open_capture(capture_b))
+    assert expected_b != _diff_side(load_profile(capture_b))  # the record says what the file does not
+    result = CliRunner().invoke(cli, ["diff", str(FIXTURES / a), str(capture_b), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    app = ProtonApp(load_profile(FIXTURES / a))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await type_into(pilot, "#path", str(capture_b))
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")
+        diff = app.screen.diff
+        assert _diff_side(diff.b) == expected_b
+        from proton_tui.diff import diff_json
+
+        assert diff_json(diff, names=app.screen.names)["kernels"] == document["kernels"]
+        assert (diff.delta, diff.ratio) == (document["delta"], document["ratio"])

@@ -10,7 +10,7 @@ from textual.color import Color
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
-from proton_tui.tui.messages import Opening
+from proton_tui.tui.opening import Opening
 from proton_tui.tui.screens.help import HelpScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
@@ -504,10 +504,10 @@ def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is
 async def test_an_instrumentation_tree_shows_per_warp_numbers_and_their_notes(tmp_path):
     """A sampled run's capture, opened from its folder: per warp·launch and the time at the device's clock as
     columns; the kernel scope's details say what was corrected; ROOT's say what the numbers are."""
-    from proton_tui.capture.session import with_record_beside
+    from proton_tui.hatchet import open_capture
 
     capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
-    app = ProtonApp(with_record_beside(load_profile(capture)))
+    app = ProtonApp(open_capture(capture))
     async with app.run_test(size=(160, 48)) as pilot:
         table = app.screen.query_one(ProfileTable)
         titles = [column.title for column in table.model.columns]

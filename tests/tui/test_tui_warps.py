@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 
-from proton_tui.hatchet import PendingLoad, load_profile
+from proton_tui.hatchet import load_profile, pending_capture
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.widgets.timeline_view import TimelineView
 from proton_tui.viewer import viewer_app
@@ -107,7 +107,7 @@ async def test_groups_open_and_close_and_a_closed_group_is_one_row():
 
 
 async def test_the_sm_clock_given_for_a_capture_without_warps_is_refused_in_the_viewer_too():
-    app = viewer_app(PendingLoad(FIXTURES / "vecadd_hook.hatchet"), clock_khz=1_980_000)
+    app = viewer_app(pending_capture(FIXTURES / "vecadd_hook.hatchet", sm_clock=1_980_000))
     async with app.run_test(size=(80, 24)):
         await wait_for(lambda: app.return_code is not None, what="the viewer to exit")
     assert app.return_code == 2
@@ -116,7 +116,7 @@ async def test_the_sm_clock_given_for_a_capture_without_warps_is_refused_in_the_
 
 
 async def test_the_sm_clock_given_shows_times_beside_the_cycles():
-    app = viewer_app(PendingLoad(INSTR), clock_khz=1_980_000)
+    app = viewer_app(pending_capture(INSTR, sm_clock=1_980_000))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(lambda: app.screen.query(TimelineView) and app.screen.query_one(TimelineView).display,
                        what="the timeline")

@@ -211,13 +211,16 @@ def test_version_tuple(text, parsed):
 def test_a_gpu_chosen_by_index_is_named_with_how_the_capture_calls_it():
     """`run --device 1` pins the GPU with CUDA_VISIBLE_DEVICES, so the payload and Proton see it as device 0: the
     banner and the report say which GPU it was (from run.json's own fields)."""
-    from proton_tui.capture.session import device_text, pinned_text
+    from msgspec.structs import replace
 
-    record = {"device": "NVIDIA H200", "device_requested": 1, "device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}}
+    from proton_tui.capture.session import device_text, pinned_text
+    from proton_tui.records import RunRecord
+
+    record = RunRecord(device="NVIDIA H200", device_requested=1, device_pinning={"CUDA_VISIBLE_DEVICES": "1"})
     assert device_text(record) == ("device NVIDIA H200 (GPU 1, pinned with CUDA_VISIBLE_DEVICES=1: the capture "
                                    "calls it device 0)")
-    assert pinned_text({**record, "device_requested": "auto", "device_pinning": {}}) is None
-    assert device_text({**record, "device_requested": "auto", "device_pinning": {}}) == "device NVIDIA H200"
+    assert pinned_text(replace(record, device_requested="auto", device_pinning={})) is None
+    assert device_text(replace(record, device_requested="auto", device_pinning={})) == "device NVIDIA H200"
 
 
 def test_a_pinned_runs_capture_calls_its_gpu_as_the_user_chose_it(tmp_path):
@@ -227,10 +230,11 @@ def test_a_pinned_runs_capture_calls_its_gpu_as_the_user_chose_it(tmp_path):
 
     from proton_tui.capture.session import capture_status
     from proton_tui.display import Display
+    from proton_tui.records import RunRecord
     from proton_tui.report import kernel_records, tree_text
 
     capture = shutil.copy(FIXTURES / "vecadd_hook.hatchet", tmp_path / "vecadd.hatchet")
-    record = {"device_requested": 1, "device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}}
+    record = RunRecord(device_requested=1, device_pinning={"CUDA_VISIBLE_DEVICES": "1"})
     _, alone = capture_status(Path(capture))
     status, profile = capture_status(Path(capture), record)
     assert not status.error and profile.device_names() == ["CUDA:1"]

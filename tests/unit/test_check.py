@@ -42,6 +42,7 @@ from proton_tui.capture.runner import ProcessResult
 from proton_tui.capture.session import RunResult
 from proton_tui.cli.check import register
 from proton_tui.hatchet import load_profile
+from proton_tui.records import RunRecord
 from tests.helpers import FIXTURES, capture_path
 
 PY = sys.executable
@@ -195,8 +196,8 @@ def result_of(lines: list[str], profile_name: str | None, outcome: Outcome = Out
     profile = load_profile(capture_path(profile_name)) if profile_name else None
     command = Command(("python",), {}, {"CUDA_VISIBLE_DEVICES": "1"},
                       capture_path(profile_name) if profile_name else None)
-    return RunResult(Path("/runs/x"), command, Verdict(outcome, outcome.value), classifier,
-                     ProcessResult(0, None, 3.0), profile, {"device_pinning": {"CUDA_VISIBLE_DEVICES": "1"}})
+    return RunResult(Path("/runs/x"), command, Verdict(outcome, outcome.value), classifier.signals,
+                     ProcessResult(0, None, 3.0), profile, RunRecord(device_pinning={"CUDA_VISIBLE_DEVICES": "1"}))
 
 
 PAYLOAD_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=268435456 iters=49 block_size=1024",

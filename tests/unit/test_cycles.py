@@ -8,11 +8,14 @@ import json
 import subprocess
 import sys
 
+import msgspec
 import pytest
 
-from proton_tui.hatchet import load_profile
-from proton_tui.hatchet.cycles import UNATTRIBUTED, CycleFacts, facts_from_record, scope_numbers
+from proton_tui.hatchet import RunFacts, load_profile, open_capture
+from proton_tui.hatchet.cycles import UNATTRIBUTED, facts_from_record, scope_numbers
+from proton_tui.hatchet.facts import CycleFacts
 from proton_tui.hatchet.profile import Profile
+from proton_tui.records import RunRecord
 from proton_tui.warps import warp_trace
 from tests.helpers import FIXTURES, run_folder
 
@@ -58,9 +61,8 @@ def test_a_capture_opened_alone_says_per_warp_sums_every_launch():
 
 def test_per_warp_per_launch_and_time_at_the_clock_from_the_run():
     """The payload's run: 2^20 floats in blocks of 1024 (1,024 CTAs × 4 warps), a first launch and 20 more."""
-    profile = load_profile(FIXTURES / "instr_vecadd_3.6.0.hatchet")
-    profile.cycle_facts = CycleFacts(launches=21, ctas=1024, sampled_warps=None, sampling_known=True,
-                                     source="the run")
+    profile = load_profile(FIXTURES / "instr_vecadd_3.6.0.hatchet", facts=RunFacts(cycle_facts=CycleFacts(
+        launches=21, ctas=1024, sampled_warps=None, sampling_known=True, source="the run")))
     numbers = scope_numbers(profile, node(profile, "add_kernel<n=1048576>", "kernel"))
     assert numbers.divisor == 4096
     assert numbers.per_warp == pytest.approx(141_444_937 / 4096)
@@ -76,7 +78,8 @@ def test_sampled_warps_correct_what_proton_divided_by_all_of_them():
     kernel = node(profile, "add_kernel<n=1048576>", "kernel")
     alone = scope_numbers(profile, kernel)
     assert alone.per_warp == pytest.approx(profile.node_metrics(kernel)["normalized_cycles"])
-    profile.cycle_facts = CycleFacts(launches=21, ctas=1024, sampled_warps=2, sampling_known=True, source="the run")
+    profile = load_profile(FIXTURES / "instr_vecadd_warps02_3.6.0.hatchet", facts=RunFacts(cycle_facts=CycleFacts(
+        launches=21, ctas=1024, sampled_warps=2, sampling_known=True, source="the run")))
     numbers = scope_numbers(profile, kernel)
     cycles = profile.node_metrics(kernel)["cycles"]
     assert numbers.per_warp == pytest.approx(cycles / (1024 * 2))
@@ -96,26 +99,29 @@ def test_a_load_scope_carries_the_caution_and_others_do_not():
 def test_the_run_record_gives_launches_ctas_and_sampling():
     base = {"params": {"size": 1 << 20, "block_size": 1024, "iters": 20, "payload": None, "warps": [0, 2],
                        "backend": "instrumentation", "profile": True}}
-    facts = facts_from_record(base)
-    assert facts == CycleFacts(launches=21, ctas=1024, sampled_warps=2, sampling_known=True, source="the run")
-    assert facts_from_record({"params": {**base["params"], "warps": []}}).sampled_warps is None
-    own = facts_from_record({"params": {**base["params"], "payload": "/x/own.py"}})
+    def facts(record: dict):
+        return facts_from_record(msgspec.convert(record, RunRecord))
+
+    assert facts(base) == CycleFacts(launches=21, ctas=1024, sampled_warps=2, sampling_known=True,
+                                     source="the run")
+    assert facts({"params": {**base["params"], "warps": []}}).sampled_warps is None
+    own = facts({"params": {**base["params"], "payload": "/x/own.py"}})
     assert own.launches is None and own.ctas is None  # another script: its launches are its own
-    assert facts_from_record({"params": {**base["params"], "backend": "cupti"}}) is None
-    assert facts_from_record({}) is None
-    clocked = facts_from_record({**base, "sm_clock_khz": 1_980_000})
+    assert facts({"params": {**base["params"], "backend": "cupti"}}) is None
+    assert facts({"params": {"backend": "auto"}}) is None
+    written = facts({**base, "launches": 7, "ctas": 3})  # what the run wrote is taken as it is
+    assert (written.launches, written.ctas) == (7, 3)
+    clocked = facts({**base, "sm_clock_khz": 1_980_000})
     assert clocked.clock_khz == 1_980_000  # the payload's `vecadd: sm_clock_khz=` line, kept in run.json
 
 
 def test_a_trace_from_a_run_is_timed_at_the_clock_its_payload_reported(tmp_path):
     """A trace has no device info: the SM clock comes from the run (the payload prints Triton driver's), and the
     trace keeps its own count of launches."""
-    from proton_tui.capture.session import apply_run_record
-
-    profile = load_profile(FIXTURES / "instr_vecadd_trace_3.7.1.chrome_trace")
-    record = {"params": {"size": 16384, "iters": 2, "block_size": 1024, "backend": "instrumentation",
-                         "profile": True, "payload": None, "warps": []}, "sm_clock_khz": 1_980_000}
-    apply_run_record(profile, record)
+    record = msgspec.convert({"params": {"size": 16384, "iters": 2, "block_size": 1024, "backend": "instrumentation",
+                                         "profile": True, "payload": None, "warps": []}, "sm_clock_khz": 1_980_000},
+                             RunRecord)
+    profile = open_capture(FIXTURES / "instr_vecadd_trace_3.7.1.chrome_trace", record)
     kernel = next(n for n in range(profile.node_count) if profile.names[n] == "kernel")
     numbers = scope_numbers(profile, kernel)
     assert numbers.clock_khz == 1_980_000 and numbers.launches == 3
@@ -218,3 +224,18 @@ def test_a_trace_s_launch_count_is_the_warp_timeline_s(tmp_path):
         profile = load_profile(path)
         assert profile.cycle_facts.launches == 2, name
         assert len(warp_trace(profile.trace).launches) == 2, name
+
+
+def test_a_run_record_of_the_previous_layout_still_reads(tmp_path):
+    """run.json as runs wrote it before it kept launches, CTAs and the stream's signals: what it lacks is worked out
+    from its parameters and its top-level numbers; a record of another schema is refused in one line."""
+    from proton_tui.records import RecordError, read_run_record
+
+    record = read_run_record(FIXTURES / "runs" / "20261201-004713-vecadd" / "run.json")
+    assert (record.launches, record.ctas) == (3, 4)  # the bundled payload: a first launch and 2 more
+    assert record.signals.max_abs_err == 0.0 and record.signals.first_launch_ms == 61.565
+    assert record.interpreter.triton_version == "3.6.0" and record.params.warps == []
+    other = tmp_path / "run.json"
+    other.write_text('{"schema": "proton-tui/9"}')
+    with pytest.raises(RecordError, match="not a run record: its schema is 'proton-tui/9'"):
+        read_run_record(other)

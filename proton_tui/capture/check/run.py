@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...hatchet import Profile
-from ...records import CheckRow, write_check
+from ...records import CheckRow, InterpreterRecord, write_check
 from .. import gpuhealth, job
 from ..command import Command
 from ..job import RowVerdict, row_verdict, run_rows
@@ -82,9 +82,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     info = plan.info
     report = CheckReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
                        str(check_dir), plan.warnings,
-                       {"executable": info.executable, "python_version": info.python_version,
-                        "triton_version": info.triton_version, "torch_version": info.torch_version,
-                        "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)}, readings_note)
+                       InterpreterRecord.of(info).to_json("python", "has_proton"), readings_note)
     return job.report(report, check_dir / CHECK_JSON, lambda path, done: write_check(path, done.to_record()))
 
 
@@ -119,12 +117,12 @@ def build_row(slot: CheckSlot, result: RunResult | BaseException, *, cpu: bool, 
     if isinstance(result, BaseException):
         return CheckRow(slot.index, slot.label, slot.name, RowVerdict.ERROR, False,
                         f"{type(result).__name__}: {result}")
-    signals, verdict, capture = result.classifier.signals, result.verdict, result.command.capture_path
+    signals, verdict, capture = result.signals, result.verdict, result.command.capture_path
     name = slot.name if cpu or not signals.device else signals.device
     row = CheckRow(slot.index, slot.label, name, row_verdict(verdict.outcome), verdict.passed, verdict.message,
                    max_abs_err=signals.max_abs_err, payload_gbps=signals.gbps,
                    capture=str(capture) if capture is not None and capture.is_file() else None,
-                   run_dir=str(result.run_dir), pinning=dict(result.record.get("device_pinning") or {}),
+                   run_dir=str(result.run_dir), pinning=dict(result.record.device_pinning),
                    wall_s=result.process.wall_s)
     if signals.per_iter_us is not None:
         row.kernel_us, row.kernel_time_source = signals.per_iter_us, "payload loop"

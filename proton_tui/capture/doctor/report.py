@@ -15,7 +15,7 @@ import msgspec
 
 from ... import JSON_SCHEMA, __version__
 from ...formatting import counted
-from ...records import CellRecord, DoctorRecord, Fact
+from ...records import CellRecord, DoctorRecord, Fact, InterpreterRecord
 from ..job import RowVerdict, row_verdict
 from ..probe import InterpreterInfo
 from ..rundir import STDOUT_LOG
@@ -162,6 +162,4 @@ class DoctorReport:
 
 
 def interpreter_record(info: InterpreterInfo) -> dict:
-    return {"executable": info.executable, "python_version": info.python_version,
-            "triton_version": info.triton_version, "has_proton": info.has_proton, "torch_version": info.torch_version,
-            "gpu_vendor": info.gpu_vendor, "gpu_names": list(info.gpu_names)}
+    return InterpreterRecord.of(info).to_json("python")

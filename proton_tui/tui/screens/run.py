@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 
 from rich.text import Text
 from textual import work
@@ -15,13 +14,14 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ...capture.check import interpreter_seconds
-from ...capture.classify import Outcome, OutputClassifier
+from ...capture.classify import Outcome
 from ...capture.params import RunParams
 from ...capture.probe import ProbeError
 from ...capture.rundir import STDOUT_LOG
-from ...capture.session import RunResult, capture_status, execute_run, plan_run
+from ...capture.session import RunResult, execute_run, plan_run, refusal_text
 from ...console import printable
-from ..messages import RunFinished, ViewCapture
+from ...records import OutputSignals
+from ..messages import RunFinished, StreamRead, ViewCapture
 from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.summary import Summary
@@ -44,7 +44,7 @@ class RunScreen(Screen):
         self.params = params
         self.result = finished
         self.problem: str | None = None
-        self.signals = OutputClassifier()
+        self.signals = finished.signals if finished is not None else OutputSignals()  # as the run engine read them
         self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.run_dir: str | None = None
@@ -96,13 +96,13 @@ class RunScreen(Screen):
         except (ProbeError, FileNotFoundError) as error:
             self.post_message(RunFinished(None, f"could not start: {error}"))
             return
-        refusals = [finding.form_message for finding in plan.findings if finding.refuses]
-        if refusals:  # worded for the form, as the findings are there
-            self.post_message(RunFinished(None, "refused configuration: " + "; ".join(refusals)))
+        if refusal := refusal_text(plan.findings, for_form=True):  # worded for the form, as the findings are there
+            self.post_message(RunFinished(None, refusal))
             return
         for finding in plan.findings:
             self.on_lines([f"proton-tui: warning: {finding.form_message}"])
-        result = await execute_run(plan, self.on_lines, stop=self.stop, on_start=self.on_start)
+        result = await execute_run(plan, self.on_lines, stop=self.stop, on_start=self.on_start,
+                                   on_signals=lambda signals: self.post_message(StreamRead(signals)))
         self.post_message(RunFinished(result))
 
     def on_start(self, run_dir, command) -> None:
@@ -113,14 +113,16 @@ class RunScreen(Screen):
     def on_lines(self, lines: list[str]) -> None:
         """Called with each batch of output; the log is written by the flush timer."""
         self.query_one(BatchedLog).add(lines)
-        self.signals.feed(lines)
+
+    def on_stream_read(self, message: StreamRead) -> None:
+        self.signals = message.signals
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
         self.query_one("#run-status", Summary).update(self.status_text())
 
     def status_text(self) -> str:
-        signals = self.signals.signals
+        signals = self.result.signals if self.result is not None else self.signals
         if self.result is not None:
             state = self.result.verdict.outcome.value
             elapsed = self.result.process.wall_s
@@ -178,14 +180,7 @@ class RunScreen(Screen):
         result = self.result
         if result is None or not self.has_capture(result):
             return
-        if result.profile is None:  # a run read back from its folder: its capture is read now
-            status, profile = capture_status(result.command.capture_path, result.record)
-            if profile is None or profile.is_empty:
-                self.notify(printable(status.error or f"{status.path}: no kernel to show"), severity="error",
-                            markup=False)
-                return
-            result = self.result = replace(result, profile=profile)
-        self.post_message(ViewCapture(result.profile, result))
+        self.post_message(ViewCapture(result.profile, result))  # a run read back from its folder: opened by the app
 
     def action_back(self) -> None:
         if not self.running:

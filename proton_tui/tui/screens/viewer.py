@@ -4,8 +4,6 @@ compare."""
 from __future__ import annotations
 
 import re
-import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,12 +19,12 @@ from textual.widgets import Input, Label, Static
 
 from ...capture.rundir import DEFAULT_OUTPUT
 from ...console import printable, size_text
-from ...diff import compare_candidates, diff_profiles
+from ...diff import DiffError, compare_candidates, diff_profiles
 from ...export import export_text, format_for_path, fresh_path, write_export
 from ...filters import FilterError, ViewFilter
 from ...flame import merged_text
 from ...formatting import counted, format_percent
-from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
+from ...hatchet import Profile, pending_capture
 from ...hatchet.trace import Trace
 from ...names import Names, demangler_available
 from ...report import (
@@ -40,7 +38,8 @@ from ...report import (
     node_details,
 )
 from ...warps import warp_trace
-from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
+from ..messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
+from ..opening import Opening
 from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
 from ..widgets.path_dialog import PathDialog
@@ -57,9 +56,6 @@ LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on
 # 9.9 s on the 2-core CPU machine, so this is about 0.6 s there).
 WARPS_IN_BACKGROUND = 20_000
 FILTER_DELAY_S = 0.3
-# How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
-# quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
-READING_SWITCH_S = 0.001
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
 FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
 
@@ -140,30 +136,10 @@ class ProfileScreen(Screen):
             self.body_mounted()
 
     def finish_opening(self) -> None:
-        """Read the capture being opened (this screen is on the terminal, saying so) and show it once read. The read
-        runs on a daemon thread: the keys stay live meanwhile, and quitting never waits for it (the app's process
-        ends with the read under way; a thread of Textual's worker pool would be joined first)."""
-        opening = self.opening
-        switch_interval = sys.getswitchinterval()
-
-        def read() -> None:
-            try:
-                profile = opening.finish()
-            except CaptureError as error:
-                self.post_message(LoadFailed(str(error)))
-            except LoadCancelled:
-                pass
-            except Exception as error:  # a defect: raised again on the app's side, which ends as for any crash
-                self.post_message(ReadCrashed(error))
-            else:
-                self.post_message(Loaded(profile))
-            finally:
-                sys.setswitchinterval(switch_interval)
-
-        sys.setswitchinterval(READING_SWITCH_S)
+        """Read the capture being opened (this screen is on the terminal, saying so) and show it once read
+        (`Opening.start`)."""
         self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
-        opening.loader = threading.Thread(target=read, name="capture-reader", daemon=True)
-        opening.loader.start()
+        self.opening.start(self.post_message)
 
     @on(ReadCrashed)
     def read_crashed(self, message: ReadCrashed) -> None:
@@ -176,8 +152,23 @@ class ProfileScreen(Screen):
             # the path last, cut in its middle if the line is short: the numbers before it stay whole
             self.query_one("#summary", Summary).update(f"{what}  {printable(str(opening.path))}", cut_last=True)
 
+    @on(LoadFailed)
+    def load_failed(self, message: LoadFailed) -> None:
+        """A capture this screen opened could not be read: a fatal one goes on to the app (which ends), else this
+        screen says why (and, when it was this screen's own capture, goes back)."""
+        opening = message.opening
+        if opening is None or opening.fatal:
+            return
+        message.stop()
+        self.notify(printable(message.reason), severity="error", markup=False)
+        if opening is self.opening:
+            self.dismiss()
+
     @on(Loaded)
     async def show_loaded(self, message: Loaded) -> None:
+        if message.opening is not None and message.opening is not self.opening:  # compare's B
+            self.compared(message.profile)
+            return
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
@@ -509,18 +500,28 @@ class ProfileScreen(Screen):
         )
 
     def action_compare(self) -> None:
-        names = self.query_one(ProfileTable).display_spec.names
+        """Compare this capture (A) with another (B), opened as every capture is (the run.json beside it
+        completes it), on the reading thread."""
+        def compare(path: str) -> Opening:
+            return Opening.of(pending_capture(Path(path)), fatal=False, owned=True)
 
-        def compare(path: str):
-            return diff_profiles(self.profile, load_profile(Path(path)))
-
-        def show(diff) -> None:
-            if diff is not None:
-                self.post_message(ShowDiff(diff, names))
+        def start(opening) -> None:
+            if isinstance(opening, Opening):
+                self.notify(opening.label, timeout=2, markup=False)
+                opening.start(self.post_message)
 
         output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
         choices = [str(path) for path in compare_candidates(self.profile.path, output)]
-        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices), show)
+        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices), start)
+
+    def compared(self, other: Profile) -> None:
+        """Compare's B has been read: the comparison is shown, or why there is none."""
+        try:
+            diff = diff_profiles(self.profile, other)
+        except DiffError as error:
+            self.notify(printable(str(error)), severity="error", markup=False)
+            return
+        self.post_message(ShowDiff(diff, self.query_one(ProfileTable).display_spec.names))
 
     def action_log(self) -> None:
         """Back to the run's output."""

@@ -1,0 +1,82 @@
+"""A capture being opened in the TUI: read on a daemon thread, whichever way it came (``view FILE``, the sample,
+compare's B, a stored run's capture), and reported back as messages (Loaded, LoadFailed, ReadCrashed)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from ..console import size_text
+from ..filters import ViewFilter
+from ..hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
+from .messages import Loaded, LoadFailed, ReadCrashed
+
+# How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
+# quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
+READING_SWITCH_S = 0.001
+
+
+@dataclass
+class Opening:
+    """A capture being opened: the file, what to say meanwhile, the call that finishes the load (CaptureError), the
+    filter to apply once it has loaded, and the call that cancels a load under way (from another thread). `loader`:
+    the thread that runs `finish`, once started. `fatal`: a load that fails ends the app (``view FILE``); else the
+    screen that asked says why and stays."""
+
+    path: Path
+    label: str
+    finish: Callable[[], Profile]
+    view_filter: ViewFilter = ViewFilter()
+    cancel: Callable[..., None] = lambda abandon=False: None
+    fraction_read: Callable[[], float] = lambda: 0.0
+    loader: threading.Thread | None = None
+    size: int | None = None  # the file's bytes, when known
+    fatal: bool = True
+
+    @classmethod
+    def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
+           owned: bool = False) -> Opening:
+        """The opening of a capture about to be read (`hatchet.pending_capture`). `owned`: the file is released once
+        read (else its opener closes it)."""
+        def finish() -> Profile:
+            try:
+                return pending.finish()
+            finally:
+                if owned:
+                    pending.close()
+
+        return cls(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…", finish,
+                   view_filter or ViewFilter(), pending.cancel, lambda: pending.bytes_read / pending.size,
+                   size=pending.size, fatal=fatal)
+
+    def loading(self) -> bool:
+        return self.loader is not None and self.loader.is_alive()
+
+    def start(self, post: Callable[[Message], object]) -> None:
+        """Read the capture on a daemon thread and `post` what came of it: the keys stay live meanwhile, and quitting
+        never waits for it (the app's process ends with the read under way; a thread of Textual's worker pool would
+        be joined first)."""
+        switch_interval = sys.getswitchinterval()
+
+        def read() -> None:
+            try:
+                profile = self.finish()
+            except CaptureError as error:
+                post(LoadFailed(str(error), self))
+            except LoadCancelled:
+                pass
+            except Exception as error:  # a defect: raised again on the app's side, which ends as for any crash
+                post(ReadCrashed(error))
+            else:
+                post(Loaded(profile, self))
+            finally:
+                sys.setswitchinterval(switch_interval)
+
+        sys.setswitchinterval(READING_SWITCH_S)
+        self.loader = threading.Thread(target=read, name="capture-reader", daemon=True)
+        self.loader.start()
