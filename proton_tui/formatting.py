@@ -163,6 +163,11 @@ def columns(profile: Profile, bars: bool = False) -> list[Column]:
     return [Column(col.key, col.title, max(col.width, len(col.title)), col.left) for col in cols]
 
 
+def format_mhz(clock_khz: float) -> str:
+    """A clock given in kHz, in whole MHz: "1,980 MHz"."""
+    return f"{clock_khz / 1000:,.0f} MHz"
+
+
 def per_warp_title(profile: Profile) -> str:
     """The per-warp column: per launch where the launches are known, else every launch summed."""
     facts = profile.cycle_facts

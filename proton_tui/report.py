@@ -22,13 +22,14 @@ from .formatting import (
     cycles_number,
     format_count,
     format_gbps,
+    format_mhz,
     format_percent,
     format_value,
     kernel_cells,
     node_cells,
 )
 from .hatchet import KernelStats, Profile
-from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
+from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, run_clock, scope_numbers
 from .hatchet.profile import NO_UNIT
 from .names import Names
 from .warps import TRACE_UNITS, Warp, cycles_of
@@ -179,12 +180,6 @@ def header_line(profile: Profile) -> str:
                      f"devices: {devices}")
 
 
-def run_clock(profile: Profile) -> float | None:
-    """The SM clock (kHz) of an instrumentation capture: the one given (`view --sm-clock-khz`) or its run's."""
-    facts = profile.cycle_facts
-    return facts.clock_khz if facts is not None else None
-
-
 def cycle_notes(profile: Profile) -> list[str]:
     """What an instrumentation capture's numbers mean, and what they cannot say: a line each."""
     if profile.unit != "cycles":
@@ -215,7 +210,7 @@ def cycle_notes(profile: Profile) -> list[str]:
                      "divides by every warp)")
     clocks = {numbers.clock_khz for _, numbers in shown if numbers.clock_khz}
     if clocks:
-        mhz = ", ".join(f"{clock / 1000:,.0f} MHz" for clock in sorted(clocks))
+        mhz = ", ".join(format_mhz(clock) for clock in sorted(clocks))
         notes.append(f"note: times are cycles at the SM clock in device_info ({mhz}, the maximum): at a lower clock "
                      "the same cycles take longer")
     else:
@@ -248,12 +243,12 @@ def cycle_rows(profile: Profile, numbers: ScopeNumbers, derived: bool = False) -
         else:
             rows.append(("per warp", f"{format_value(numbers.per_warp, 'cycles')} ({proton}), every launch summed"))
     if numbers.per_launch is not None:
-        at = (f" = {format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz"
+        at = (f" = {format_value(numbers.time_ns, 'ns')} at {format_mhz(numbers.clock_khz)}"
               if numbers.time_ns is not None else "")
         rows.append(("per warp·launch", f"{format_value(numbers.per_launch, 'cycles')}{at} "
                                         f"({counted(numbers.launches, 'launch', 'launches')})"))
     elif numbers.time_ns is not None:
-        rows.append(("warp time", f"{format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz, "
+        rows.append(("warp time", f"{format_value(numbers.time_ns, 'ns')} at {format_mhz(numbers.clock_khz)}, "
                                   "every launch summed (launches not recorded)"))
     if numbers.caution:
         rows.append(("caution", numbers.caution))

@@ -14,6 +14,7 @@ import orjson
 from .. import JSON_SCHEMA, __version__
 from ..hatchet import CaptureError, Profile, load_profile
 from ..hatchet.cycles import CycleFacts, facts_from_record
+from ..hatchet.devices import device_label
 from .classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from .command import Command, build_command
 from .params import RunParams
@@ -98,9 +99,9 @@ def pinned_devices(record: dict) -> tuple[dict[str, str], str] | None:
     device_type = PINNING_DEVICE_TYPES.get(variable)
     if device_type is None:
         return None
-    return ({f"{device_type}:0": f"{device_type}:{chosen}"},
-            f"{device_type}:{chosen} is the GPU chosen, pinned with {variable}={value}: the capture file calls it "
-            f"{device_type}:0")
+    seen, chosen_label = device_label(device_type, 0), device_label(device_type, chosen)
+    return ({seen: chosen_label},
+            f"{chosen_label} is the GPU chosen, pinned with {variable}={value}: the capture file calls it {seen}")
 
 
 def backend_text(record: dict) -> str:

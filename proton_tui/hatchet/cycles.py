@@ -169,6 +169,12 @@ def clock_khz(profile: Profile, device: str) -> float | None:
     value = spec.get("clock_rate") if spec is not None else None
     if is_number(value) and value > 0:
         return float(value)
+    return run_clock(profile)
+
+
+def run_clock(profile: Profile) -> float | None:
+    """The SM clock (kHz) an instrumentation capture's run gives: the one the user gave (`view --sm-clock-khz`) or
+    the one its run reported; None when neither did."""
     facts = profile.cycle_facts
     return facts.clock_khz if facts is not None and facts.clock_khz else None
 

@@ -14,6 +14,8 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .devices import device_index, device_label
+
 if TYPE_CHECKING:
     from .cycles import CycleFacts
     from .trace import Trace
@@ -169,7 +171,7 @@ class Profile:
     def _listed_devices(self) -> set[str]:
         """The devices device_info describes, as "CUDA:0"."""
         return {
-            f"{device_type}:{device_id}"
+            device_label(device_type, device_id)
             for device_type, by_id in self.device_info.items()
             if isinstance(by_id, dict)
             for device_id in by_id
@@ -187,7 +189,7 @@ class Profile:
         info = {}
         for device_type, by_id in self.device_info.items():
             if isinstance(by_id, dict):
-                by_id = {mapping.get(f"{device_type}:{device_id}", f"{device_type}:{device_id}").partition(":")[2]: spec
+                by_id = {device_index(mapping.get(label := device_label(device_type, device_id), label)): spec
                          for device_id, spec in by_id.items()}
             info[device_type] = by_id
         self.device_info = info
