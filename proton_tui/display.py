@@ -63,7 +63,7 @@ class Display:
         self._children: dict[int, list[int]] = {}
         self._below: dict[int, str] = {0: ""}
 
-    def but(self, **changes) -> Display:
+    def replace(self, **changes) -> Display:
         """The same display with some of profile, names, sort, reverse, visible, hidden_empty, bars changed."""
         values = {"profile": self.profile, "names": self.names, "sort": self.sort.key, "reverse": self.reverse,
                   "visible": self.visible, "hidden_empty": self.hidden_empty, "bars": self.bars, **changes}

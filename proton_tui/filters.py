@@ -55,7 +55,7 @@ class ViewFilter:
     def __bool__(self) -> bool:
         return self.include is not None or self.exclude is not None or self.hides_rows or self.show_empty
 
-    def but(self, **changes) -> ViewFilter:
+    def replace(self, **changes) -> ViewFilter:
         """The same filter with some fields changed."""
         return replace(self, **changes)
 

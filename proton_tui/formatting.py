@@ -163,6 +163,11 @@ def columns(profile: Profile, bars: bool = False) -> list[Column]:
     return [Column(col.key, col.title, max(col.width, len(col.title)), col.left) for col in cols]
 
 
+def format_mhz(clock_khz: float) -> str:
+    """A clock given in kHz, in whole MHz: "1,980 MHz"."""
+    return f"{clock_khz / 1000:,.0f} MHz"
+
+
 def per_warp_title(profile: Profile) -> str:
     """The per-warp column: per launch where the launches are known, else every launch summed."""
     facts = profile.cycle_facts
@@ -172,7 +177,7 @@ def per_warp_title(profile: Profile) -> str:
 def clock_title(profile: Profile) -> str | None:
     """The time column's title, naming the SM clock it is at; None when the capture gives no clock."""
     clocks = profile.sm_clocks
-    return None if not clocks else f"at {clocks[0] / 1000:,.0f} MHz" if len(clocks) == 1 else "at SM clock"
+    return None if not clocks else f"at {format_mhz(clocks[0])}" if len(clocks) == 1 else "at SM clock"
 
 
 def cycle_columns(profile: Profile) -> list[Column]:

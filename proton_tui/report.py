@@ -22,6 +22,7 @@ from .formatting import (
     cycles_number,
     format_count,
     format_gbps,
+    format_mhz,
     format_percent,
     format_value,
     kernel_cells,
@@ -179,12 +180,6 @@ def header_line(profile: Profile) -> str:
                      f"devices: {devices}")
 
 
-def run_clock(profile: Profile) -> float | None:
-    """The SM clock (kHz) of an instrumentation capture: the one given (`view --sm-clock-khz`) or its run's."""
-    facts = profile.cycle_facts
-    return facts.clock_khz if facts is not None else None
-
-
 def cycle_notes(profile: Profile) -> list[str]:
     """What an instrumentation capture's numbers mean, and what they cannot say: a line each."""
     if profile.unit != "cycles":
@@ -215,7 +210,7 @@ def cycle_notes(profile: Profile) -> list[str]:
                      "divides by every warp)")
     clocks = {numbers.clock_khz for _, numbers in shown if numbers.clock_khz}
     if clocks:
-        mhz = ", ".join(f"{clock / 1000:,.0f} MHz" for clock in sorted(clocks))
+        mhz = ", ".join(format_mhz(clock) for clock in sorted(clocks))
         notes.append(f"note: times are cycles at the SM clock in device_info ({mhz}, the maximum): at a lower clock "
                      "the same cycles take longer")
     else:
@@ -248,12 +243,12 @@ def cycle_rows(profile: Profile, numbers: ScopeNumbers, derived: bool = False) -
         else:
             rows.append(("per warp", f"{format_value(numbers.per_warp, 'cycles')} ({proton}), every launch summed"))
     if numbers.per_launch is not None:
-        at = (f" = {format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz"
+        at = (f" = {format_value(numbers.time_ns, 'ns')} at {format_mhz(numbers.clock_khz)}"
               if numbers.time_ns is not None else "")
         rows.append(("per warp·launch", f"{format_value(numbers.per_launch, 'cycles')}{at} "
                                         f"({counted(numbers.launches, 'launch', 'launches')})"))
     elif numbers.time_ns is not None:
-        rows.append(("warp time", f"{format_value(numbers.time_ns, 'ns')} at {numbers.clock_khz / 1000:,.0f} MHz, "
+        rows.append(("warp time", f"{format_value(numbers.time_ns, 'ns')} at {format_mhz(numbers.clock_khz)}, "
                                   "every launch summed (launches not recorded)"))
     if numbers.caution:
         rows.append(("caution", numbers.caution))
@@ -387,11 +382,11 @@ def tree_text(display: Display) -> str:
 
 def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator[str]:
     """The flat kernel summary as aligned text in display order; `limit` keeps the top rows. A trace's lanes come
-    first (an instrumentation trace's warp statistics, with times at its SM clock when known: `run_clock`)."""
+    first (an instrumentation trace's warp statistics, with times at its SM clock when known: `run_clock_khz`)."""
     profile = display.profile
     yield header_line(profile)
     if profile.trace is not None:
-        yield from trace_lines(profile.trace, run_clock(profile))
+        yield from trace_lines(profile.trace, profile.run_clock_khz)
     if profile.is_empty:
         return
     yield from bandwidth_notes(profile)
@@ -459,7 +454,7 @@ def json_unit(profile: Profile) -> str | None:
 
 def summary_json(display: Display) -> dict:
     """Metrics summary, totals and kernel summary in one document (a trace's lanes too; an instrumentation trace's
-    warp statistics, with times at its SM clock when known: `run_clock`)."""
+    warp statistics, with times at its SM clock when known: `Profile.run_clock_khz`)."""
     profile = display.profile
     return {
         "schema": JSON_SCHEMA,
@@ -476,7 +471,7 @@ def summary_json(display: Display) -> dict:
         "empty_nodes": profile.empty_count(),
         "metrics_summary": profile.metrics_summary(),
         "kernels": kernel_records(display),
-        **({"trace": trace_record(profile.trace, run_clock(profile))} if profile.trace is not None
+        **({"trace": trace_record(profile.trace, profile.run_clock_khz)} if profile.trace is not None
            else {}),
         "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
     }

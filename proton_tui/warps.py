@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .formatting import format_value
+from .formatting import format_mhz, format_value
 from .hatchet.trace import Trace, WarpLane
 
 P99 = 99
@@ -126,7 +126,7 @@ class WarpTrace:
     def clock_note(self) -> str:
         if not self.clock_khz:
             return "cycles (SM clock unknown: the trace does not record it)"
-        return f"cycles; times at the reported max SM clock {self.clock_khz / 1000:,.0f} MHz (rounded)"
+        return f"cycles; times at the reported max SM clock {format_mhz(self.clock_khz)} (rounded)"
 
     def launch_at(self, event: int) -> Launch | None:
         at = self.launch_of.get(event)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
 
 import typer
 
+from ..capture.params import PARAMS
 from ..console import error_line
 
 if TYPE_CHECKING:
@@ -26,10 +27,9 @@ def _interpreter(value: str | None) -> str | None:
 
 
 PythonOption = Annotated[Optional[str], typer.Option(
-    "--python", help="The workload's interpreter, which needs torch and triton (default: the one running proton-tui).",
-    show_default=False, callback=_interpreter)]
+    PARAMS["python"].flag, help=PARAMS["python"].cli_help, show_default=False, callback=_interpreter)]
 OutputOption = Annotated[Optional[Path], typer.Option(
-    "--output", help="Folder that receives the run folders (default: ./proton-runs).", show_default=False)]
+    PARAMS["output"].flag, help=PARAMS["output"].cli_help, show_default=False)]
 IncludeOption = Annotated[Optional[str], typer.Option(
     "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
 ExcludeOption = Annotated[Optional[str], typer.Option(

@@ -5,13 +5,13 @@ configuration error."""
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 
 import typer
+from typer.models import OptionInfo
 
-from ..capture.rundir import DEFAULT_OUTPUT
+from ..capture.params import PARAMS
 from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled, writable_output
 
 if TYPE_CHECKING:
@@ -26,62 +26,57 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
+def option(field: str, **extra) -> OptionInfo:
+    """The option of run parameter `field`: its flag and help from the parameter table (`PARAMS`)."""
+    param = PARAMS[field]
+    return typer.Option(param.flag, help=param.cli_help, **extra)
+
+
+def default(field: str) -> str:
+    """A parameter's default as it is typed (RunParams reads and checks it)."""
+    return PARAMS[field].text
+
+
 def run(
-    size: Annotated[Optional[str], typer.Option(
-        "--size", help="Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20. (default: 1M; 4096 through the "
-                       "Triton interpreter)", show_default=False)] = None,
-    iters: Annotated[Optional[str], typer.Option(
-        "--iters", help="Timed launches after the first (compile) launch. (default: 20; 2 through the Triton "
-                        "interpreter)", show_default=False)] = None,
-    block_size: Annotated[str, typer.Option("--block-size", help="Elements per program; a power of two.")] = "1024",
-    backend: Annotated[str, typer.Option(
-        "--backend", help="auto, cupti, roctracer, rocprofiler or instrumentation; auto lets Proton choose.")] = "auto",
-    context: Annotated[str, typer.Option("--context", help="shadow or python (Python call stacks).")] = "shadow",
-    mode: Annotated[str, typer.Option(
-        "--mode", help="cli: python -m triton.profiler.proton; env: the payload drives Proton itself.")] = "cli",
-    hook: Annotated[bool, typer.Option(
-        "--hook/--no-hook", help="Proton's triton hook: kernel names with sizes, bytes and flops.")] = True,
-    data: Annotated[str, typer.Option(
-        "--data", help="tree (the call tree) or trace (a Chrome trace: a timeline; Triton >= 3.5).")] = "tree",
-    output_format: Annotated[str, typer.Option(
-        "--format", help="A tree's file: hatchet (JSON) or hatchet_msgpack (Triton >= 3.7, --mode env).")] = "hatchet",
-    warps: Annotated[str, typer.Option(
-        "--warps", help="Instrumentation: record only these warps of each CTA (0,2); default every warp.")] = "",
-    buffer_size: Annotated[str, typer.Option(
-        "--buffer-size", help="Instrumentation: the profile buffer per CTA in bytes, a power of two; 0 lets Proton "
-                              "size it.")] = "0",
-    granularity: Annotated[str, typer.Option(
-        "--granularity", help="Instrumentation: what one record covers; Proton compiles only warp.")] = "warp",
+    size: Annotated[Optional[str], option("size", show_default=False)] = None,
+    iters: Annotated[Optional[str], option("iters", show_default=False)] = None,
+    block_size: Annotated[str, option("block_size")] = default("block_size"),
+    backend: Annotated[str, option("backend")] = default("backend"),
+    context: Annotated[str, option("context")] = default("context"),
+    mode: Annotated[str, option("mode")] = default("mode"),
+    hook: Annotated[bool, option("hook")] = PARAMS["hook"].default,
+    data: Annotated[str, option("data")] = default("data"),
+    output_format: Annotated[str, option("output_format")] = default("output_format"),
+    warps: Annotated[str, option("warps", show_default=False)] = default("warps"),
+    buffer_size: Annotated[str, option("buffer_size")] = default("buffer_size"),
+    granularity: Annotated[str, option("granularity")] = default("granularity"),
     python: PythonOption = None,
-    device: Annotated[str, typer.Option("--device", help="A GPU index, auto, or cpu (Triton interpreter).")] = "auto",
-    output: OutputOption = DEFAULT_OUTPUT,
-    name: Annotated[str, typer.Option("--name", help="Capture name (the capture file's stem).")] = "vecadd",
-    timeout: Annotated[Optional[str], typer.Option(
-        "--timeout", help="End the run after this many seconds.", show_default=False)] = None,
-    no_profile: Annotated[bool, typer.Option("--no-profile", help="Run the payload alone, without Proton.")] = False,
+    device: Annotated[str, option("device")] = default("device"),
+    output: OutputOption = PARAMS["output"].default,
+    name: Annotated[str, option("name")] = default("name"),
+    timeout: Annotated[Optional[str], option("timeout", show_default=False)] = None,
+    no_profile: Annotated[bool, option("profile")] = not PARAMS["profile"].default,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print run.json on stdout at the end; the live output goes to stderr.")] = False,
-    inject_bug: Annotated[bool, typer.Option("--inject-bug", hidden=True)] = False,
-    payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
+    inject_bug: Annotated[bool, option("inject_bug", hidden=True)] = PARAMS["inject_bug"].default,
+    payload: Annotated[Optional[Path], option("payload", hidden=True)] = None,
 ) -> None:
     """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
-    from ..capture.params import ParamError, RunParams
+    from ..capture.params import ParamError, RunParams, interpreter_sized
     from ..capture.probe import ProbeError
     from ..capture.session import plan_run
-    from ..capture.sizes import CPU_ITERS, CPU_SIZE, GPU_ITERS, RUN_SIZE
 
     try:
-        params = RunParams(size=size or RUN_SIZE, iters=iters or GPU_ITERS, block_size=block_size, backend=backend,
-                           context=context, mode=mode, hook=hook, data=data, output_format=output_format,
-                           python=python or sys.executable, device=device,
+        params = RunParams(size=size or default("size"), iters=iters or default("iters"), block_size=block_size,
+                           backend=backend, context=context, mode=mode, hook=hook, data=data,
+                           output_format=output_format, python=python or sys.executable, device=device,
                            output=output, name=name, profile=not no_profile, timeout=timeout,
                            inject_bug=inject_bug, payload=payload, warps=warps, buffer_size=buffer_size,
                            granularity=granularity)
         plan = plan_run(params)
-        interpreted = params.device == "cpu" or not plan.info.gpu_vendor
-        if interpreted and not params.profile and (size is None or iters is None):  # sized for the interpreter
-            params = replace(params, size=size or CPU_SIZE, iters=iters or CPU_ITERS)
-            plan = plan_run(params)
+        given = {field for field, value in (("size", size), ("iters", iters)) if value is not None}
+        if (sized := interpreter_sized(params, plan.info.gpu_vendor, given)) != params:
+            params, plan = sized, plan_run(sized)
             typer.echo(f"proton-tui: note: no GPU: the payload runs through the Triton interpreter at "
                        f"{params.size:,} elements × {params.iters} launches (--size, --iters: larger sizes take "
                        "the interpreter tens of seconds)", err=True)

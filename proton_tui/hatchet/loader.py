@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .cycles import with_unattributed
+from .devices import device_index, device_label
 from .facts import CycleFacts
 from .pieces import load_in_pieces
 from .profile import Profile
@@ -139,7 +140,7 @@ def _renamed_devices(profile: Profile, mapping: dict[str, str]) -> dict | None:
     info = {}
     for device_type, by_id in profile.device_info.items():
         if isinstance(by_id, dict):
-            by_id = {mapping.get(f"{device_type}:{device_id}", f"{device_type}:{device_id}").partition(":")[2]: spec
+            by_id = {device_index(mapping.get(label := device_label(device_type, device_id), label)): spec
                      for device_id, spec in by_id.items()}
         info[device_type] = by_id
     return {"devices": [mapping.get(device, device) for device in profile.devices], "device_info": info}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..records import RUN_JSON, RecordError, RunRecord, read_run_record
 from .cycles import facts_from_record
+from .devices import device_label
 from .loader import PendingLoad, RunFacts
 from .profile import Profile
 
@@ -41,9 +42,9 @@ def pinned_devices(record: RunRecord) -> tuple[dict[str, str], str] | None:
     device_type = PINNING_DEVICE_TYPES.get(variable)
     if device_type is None:
         return None
-    return ({f"{device_type}:0": f"{device_type}:{chosen}"},
-            f"{device_type}:{chosen} is the GPU chosen, pinned with {variable}={value}: the capture file calls it "
-            f"{device_type}:0")
+    seen, chosen_label = device_label(device_type, 0), device_label(device_type, chosen)
+    return ({seen: chosen_label},
+            f"{chosen_label} is the GPU chosen, pinned with {variable}={value}: the capture file calls it {seen}")
 
 
 def run_facts(record: RunRecord | None, source: str = "the run", sm_clock_khz: float | None = None,

@@ -15,6 +15,7 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .devices import device_label
 from .facts import CycleFacts
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ class Profile:
     def _listed_devices(self) -> set[str]:
         """The devices device_info describes, as "CUDA:0"."""
         return {
-            f"{device_type}:{device_id}"
+            device_label(device_type, device_id)
             for device_type, by_id in self.device_info.items()
             if isinstance(by_id, dict)
             for device_id in by_id
@@ -288,6 +289,12 @@ class Profile:
         value = spec.get("clock_rate") if spec is not None else None
         if is_number(value) and value > 0:
             return float(value)
+        return self.run_clock_khz
+
+    @property
+    def run_clock_khz(self) -> float | None:
+        """The SM clock (kHz) an instrumentation capture's run gives: the one the user gave (`view --sm-clock-khz`)
+        or the one its run reported; None when neither did."""
         facts = self.cycle_facts
         return facts.clock_khz if facts is not None and facts.clock_khz else None
 

@@ -25,6 +25,7 @@ import msgspec
 import orjson
 
 from .cycles import facts_from_trace
+from .devices import device_label
 from .profile import GRAFTED_PARENT, NO_UNIT, ROOT_PARENT, Profile, add_children, is_number, with_inclusive
 from .trace import NotATrace, Trace, TraceError, decode_trace, read_trace
 
@@ -491,7 +492,7 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
     names, parents, depths = flat.names, flat.parents, flat.depths
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
     devices, node_bytes = flat.devices, flat.bytes
-    device_label: dict[tuple, str] = {}
+    labels: dict[tuple, str] = {}
     isfinite = math.isfinite
     name_copies: dict[str, str] = {}  # one string per distinct name: kernel names repeat across the tree
     # Siblings are read through an iterator on the stack, left when a node has children and resumed after them.
@@ -566,9 +567,9 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
                     value = metrics.get("bytes")
                     size = float(value) if is_number(value) else 0.0
                 if label_key is not None:
-                    device = device_label.get(label_key) or device_label.setdefault(
-                        label_key, f"{DEVICE_TYPE_NAMES.get(label_key[0], label_key[0]) or 'GPU'}:{label_key[1]}"
-                    )
+                    device = labels.get(label_key) or labels.setdefault(
+                        label_key,
+                        device_label(DEVICE_TYPE_NAMES.get(label_key[0], label_key[0]) or "GPU", label_key[1]))
             node_id = len(names)
             names.append(name_copies.setdefault(name, name))
             parents.append(parent)

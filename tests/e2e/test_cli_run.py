@@ -219,3 +219,28 @@ def test_an_output_folder_that_cannot_be_made_is_one_line_exit_2(tmp_path, comma
     errors = [line for line in result.stderr.splitlines() if "error" in line]
     assert errors == [f"proton-tui: error: --output {blocker / 'runs'}: Not a directory"]
     assert "Traceback" not in result.stderr
+
+
+def test_run_help_shows_the_parameter_tables_defaults_and_choices():
+    """`run --help` says each option's default and names each of its choices, as the parameter table has them."""
+    import re
+
+    from proton_tui.capture.params import PARAMS
+
+    result = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    lines = {match[1]: match[2] for match in re.finditer(r"^[│ ]*(--[a-z-]+)\s+(?:--no-[a-z-]+\s+)?(.*?)\s*│?$",
+                                                         result.output, re.MULTILINE)}
+    for param in PARAMS.values():
+        flag = param.flag.split("/")[0]
+        if param.field in ("inject_bug", "payload"):  # hidden
+            assert flag not in lines
+            continue
+        text = lines[flag]
+        assert param.cli_help in text, flag
+        if param.interpreter_default is not None:
+            assert f"(default: {param.text}; {param.interpreter_default} through the Triton interpreter)" in text
+        elif isinstance(param.default, str) and param.default:
+            assert f"[default: {param.default}]" in text, flag
+        for choice in param.choices:
+            assert re.search(rf"\b{choice}\b", text), (flag, choice)

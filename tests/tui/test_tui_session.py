@@ -253,8 +253,8 @@ async def test_the_form_is_usable_at_80_by_24(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise(tmp_path, monkeypatch):
-    """F2 with the form's (GPU) defaults: 4096 × 2, said so, done in seconds. With a size typed in: that size, and
-    a larger one says up front about how long the interpreter takes."""
+    """F2 with the form's (GPU) defaults: 4096 × 2, said so, done in seconds. With a size typed in: that size (and
+    the interpreter's launches), and a larger one says up front about how long the interpreter takes."""
     monkeypatch.chdir(tmp_path)
     app = ProtonApp()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -272,11 +272,57 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         await set_input(pilot, form, "size", "4M")
         await pilot.press("f2")
         await wait_for(lambda: isinstance(app.screen, RunScreen) and app.screen is not run_screen)
-        assert app.screen.params.size == 4 * 2**20 and app.screen.params.iters == 20
+        # the size typed is kept; the launches left at their default are the interpreter's, as `run` has them
+        assert app.screen.params.size == 4 * 2**20 and app.screen.params.iters == 2
         assert any("The Triton interpreter takes about" in n.message for n in app._notifications)
         assert " s of about " in app.screen.status_text()
         await pilot.press("escape")  # cancel it
         await wait_for(lambda: app.screen.result is not None, 60)
+
+
+async def test_the_form_shows_the_parameter_tables_defaults_and_choices(tmp_path, monkeypatch):
+    """Each field of the form starts at the table's default, under the table's label, and offers its choices."""
+    from textual.widgets import Label, RadioSet, Select
+
+    from proton_tui.capture.params import PARAMS
+    from proton_tui.tui.screens.form import CHOICES, FIELDS, INSTRUMENTATION_FIELDS
+
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await detected_launch(pilot)
+        labels = {str(label.render()) for label in screen.query(Label)}
+        for field in (*FIELDS, *INSTRUMENTATION_FIELDS):
+            assert screen.query_one(f"#{field}", Input).value == PARAMS[field].text, field
+            assert PARAMS[field].label in labels, field
+        for radio_id, field in CHOICES.items():
+            param = PARAMS[field]
+            radio = screen.query_one(f"#{radio_id}", RadioSet)
+            assert [button.name for button in radio.query("RadioButton")] == list(param.offered or param.choices)
+            assert radio.pressed_button.name == param.default and param.label in labels, field
+        assert screen.query_one("#device", Select).value == PARAMS["device"].default
+        assert screen.query_one("#hook", Switch).value is PARAMS["hook"].default
+        params = screen.form_params(profile=True)
+        for field in (*FIELDS, *CHOICES.values(), "device", "hook"):
+            assert getattr(params, field) == getattr(RunParams(), field), field
+
+
+@pytest.mark.slow
+async def test_run_without_a_gpu_is_sized_for_the_interpreter_as_on_the_command_line(tmp_path, monkeypatch):
+    """Run with no GPU (so unprofiled) and Size and Iterations left alone: 4096 × 2, as `run --no-profile` has it."""
+    monkeypatch.chdir(tmp_path)
+    app = ProtonApp()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        screen = await detected_launch(pilot)
+        if screen.info.gpu_count:
+            pytest.skip("this machine has a GPU: the payload would not run through the interpreter")
+        await set_input(pilot, screen, "iters", "3")
+        await pilot.press("ctrl+r")
+        await wait_for(lambda: isinstance(app.screen, RunScreen))
+        assert (app.screen.params.size, app.screen.params.iters, app.screen.params.profile) == (4096, 3, False)
+        assert any("Run at 4,096 elements × 3 launches" in n.message for n in app._notifications)
+        await wait_for(lambda: app.screen.result is not None, 120)
+        assert app.screen.result.verdict.passed
 
 
 async def test_help_on_the_form_explains_each_control_and_lists_no_scroll_keys(tmp_path, monkeypatch):

@@ -129,3 +129,44 @@ def test_leading_zeros_do_not_count_and_a_huge_number_is_one_line():
     assert whole_number("9" * 5000) is None and whole_number(" 7 ") == 7
     with pytest.raises(ParamError, match="is not a size"):
         parse_size("9" * 5000)
+
+
+def test_every_run_parameter_has_one_table_entry_with_its_default():
+    """RunParams' fields are the table's, with the table's defaults; each entry's default passes its own check."""
+    from dataclasses import fields
+
+    from proton_tui.capture.params import PARAMS
+
+    assert set(PARAMS) == {f.name for f in fields(RunParams)}
+    params = RunParams()
+    for name, param in PARAMS.items():
+        if name != "python":  # the interpreter running proton-tui
+            assert getattr(params, name) == param.check(param.default), name
+        assert not param.choices or param.default in param.choices, name
+        assert set(param.offered or ()) <= set(param.choices), name
+
+
+@pytest.mark.parametrize("device, vendor, profile, given, sized", [
+    ("cpu", "NVIDIA", False, set(), (4096, 2)),  # device cpu: the interpreter, GPU or not
+    ("auto", "", False, set(), (4096, 2)),  # no GPU: the interpreter
+    ("auto", "", False, {"size"}, (2**16, 2)),  # a size given keeps it; the launches are still the interpreter's
+    ("auto", "", False, {"iters"}, (4096, 7)),
+    ("auto", "", False, {"size", "iters"}, (2**16, 7)),
+    ("auto", "NVIDIA", False, set(), (2**16, 7)),  # a GPU: as asked
+    ("cpu", "", True, set(), (2**16, 7)),  # profiled (which the rules refuse): as asked
+])
+def test_a_run_through_the_interpreter_takes_its_size_for_each_of_size_and_iters_not_given(device, vendor, profile,
+                                                                                           given, sized):
+    from proton_tui.capture.params import interpreter_sized
+
+    params = RunParams(size=2**16, iters=7, device=device, profile=profile)
+    result = interpreter_sized(params, vendor, given)
+    assert (result.size, result.iters) == sized and result.device == params.device
+
+
+def test_the_form_names_an_option_by_its_label():
+    from proton_tui.capture.params import label_of
+
+    assert (label_of("--size"), label_of("--block-size"), label_of("--python")) == ("Size", "Block size",
+                                                                                      "Interpreter")
+    assert label_of("--name") == "--name"  # not on the form

@@ -16,19 +16,14 @@ from textual.screen import Screen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
-from ...capture.check import CPU_ITERS, CPU_SIZE, interpreter_seconds
+from ...capture.check import interpreter_seconds
 from ...capture.params import (
-    BACKENDS,
-    CONTEXTS,
-    DATA,
-    FORMATS,
-    MODES,
+    PARAMS,
     ParamError,
     RunParams,
-    parse_buffer_size,
-    parse_count,
-    parse_size,
-    parse_warps,
+    interpreter_sized,
+    label_of,
+    runs_interpreted,
 )
 from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
 from ...capture.rules import Finding, check_rules
@@ -52,25 +47,32 @@ class ParamValidator(Validator):
         return self.success()
 
 
-FIELDS = {  # id: (label, default, parser, tooltip)
-    "size": ("Size", "1048576", lambda v: parse_size(v), "Elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20"),
-    "iters": ("Iterations", "20", lambda v: parse_count("--iters", v), "Timed launches after the first (compile)"),
-    "block_size": ("Block size", "1024", lambda v: parse_count("--block-size", v, power_of_two=True),
-                   "Elements per program: a power of two (tl.arange requires one)"),
-}
+FIELDS = ("size", "iters", "block_size")  # the payload's typed fields (ids: RunParams' fields)
+INSTRUMENTATION_FIELDS = ("warps", "buffer_size")
+CHOICES = {"backend": "backend", "context": "context", "mode": "mode", "data": "data", "format": "output_format",
+           "granularity": "granularity"}  # radio set id: RunParams' field
+# the form's controls as F1 explains them, in the form's order
+CONTROLS = ("size", "iters", "block_size", "device", "python", "profile", "hook", "backend", "context", "mode",
+            "data", "output_format", "warps", "buffer_size", "granularity")
+SIZING = ("size", "iters")  # what the Triton interpreter sizes itself where these are left at their defaults
 
-INSTRUMENTATION_FIELDS = {  # id: (label, default, parser, tooltip)
-    "warps": ("Warps", "", parse_warps, "Record only these warps of each CTA (0,2); empty: every warp"),
-    "buffer_size": ("Buffer", "0", parse_buffer_size,
-                    "The profile buffer per CTA in bytes, a power of two; 0 lets Proton size it"),
-}
-# Granularities offered (one of each family): Proton compiles only "warp"; the others are shown disabled with why.
-GRANULARITY_CHOICES = ("warp", "cta", "warp_group")
-
+DEVICES = (("auto", "auto"), ("cpu (Triton interpreter)", "cpu"))  # then a row per GPU the interpreter sees
 SLOW_CHECK_S = 10.0  # a CPU check expected to take longer than this is announced with its estimate
-FORM_LABELS = {"--size": "Size", "--iters": "Iterations", "--block-size": "Block size", "--python": "Interpreter",
-               "--device": "Device", "--timeout": "Timeout", "--data": "Data", "--format": "Format",
-               "--warps": "Warps", "--buffer-size": "Buffer", "--granularity": "Granularity"}
+
+
+def field_input(field: str, **extra) -> Input:
+    """A typed field of the form: its default, checks and tooltip from the parameter table."""
+    param = PARAMS[field]
+    widget = Input(param.text, id=field, validators=[ParamValidator(param.check)], **extra)
+    widget.tooltip = param.tooltip
+    return widget
+
+
+def radio_set(radio_id: str) -> RadioSet:
+    """The choices the form offers for a parameter, its default pressed."""
+    param = PARAMS[CHOICES[radio_id]]
+    return RadioSet(*(RadioButton(choice, value=choice == param.default, name=choice)
+                      for choice in param.offered or param.choices), id=radio_id)
 
 
 class Detected(Message):
@@ -96,24 +98,7 @@ class FormScreen(Screen):
     ]
 
     HELP_ABOUT = (
-        ("Size", "elements per vector: 1048576, 1M (2^20), 2^20 or 1<<20"),
-        ("Iterations", "timed launches after the first one, which compiles the kernel"),
-        ("Block size", "elements per program, a power of two (tl.arange requires one)"),
-        ("Device", "auto: the GPU the interpreter sees; cpu: the Triton interpreter, which Proton cannot profile"),
-        ("Interpreter", "the Python that runs the payload: its torch and Triton decide what runs (Enter re-detects)"),
-        ("profile with Proton", "off: the payload alone, checked for correctness, no capture"),
-        ("triton hook", "Proton's -k triton: kernel names with their sizes, plus bytes and flops (GB/s, % of peak)"),
-        ("Backend", "what Proton records with: auto lets it choose (cupti on NVIDIA; roctracer or rocprofiler on "
-                    "AMD); instrumentation times proton.language scopes inside a kernel"),
-        ("Context", "shadow: the scopes the program opens; python: Python call stacks"),
-        ("Mode", "cli: python -m triton.profiler.proton runs the payload; env: the payload starts Proton itself"),
-        ("Data", "tree: the call tree (table, flame view); trace: a Chrome trace, each launch on a timeline"),
-        ("Format", "how a tree is written: hatchet (JSON), or hatchet_msgpack (Triton >= 3.7, in Mode env)"),
-        ("Warps", "instrumentation: record only these warps of each CTA (0,2), fewer records and less overhead; "
-                  "empty records every warp"),
-        ("Buffer", "instrumentation: the profile buffer per CTA in bytes (a power of two); too small loses events; "
-                   "0 lets Proton size it"),
-        ("Granularity", "instrumentation: what one record covers; Proton compiles only warp"),
+        *((PARAMS[field].label, PARAMS[field].form_about) for field in CONTROLS),
         ("F2 CPU check", "the payload through the Triton interpreter, unprofiled, small: does the kernel pass"),
         ("F3 Sample capture", "an H200 capture shipped with proton-tui, to try the viewer"),
         ("F4 Runs", "every run and box check of the output folder, newest first; Enter reopens one"),
@@ -143,55 +128,43 @@ class FormScreen(Screen):
                 with Vertical(classes="column"):
                     with Vertical(id="payload-panel", classes="panel") as payload:
                         payload.border_title = "Payload: vecadd"
-                        for field, (title, default, parse, hint) in FIELDS.items():
+                        for field in FIELDS:
                             with Horizontal(classes="field-row"):
-                                yield Label(title, classes="field-label")
-                                field_input = Input(default, id=field, validators=[ParamValidator(parse)])
-                                field_input.tooltip = hint
-                                yield field_input
+                                yield Label(PARAMS[field].label, classes="field-label")
+                                yield field_input(field)
                             yield Label("", id=f"{field}-error", classes="error")
                         with Horizontal(classes="field-row"):
-                            yield Label("Device", classes="field-label")
-                            yield Select([("auto", "auto"), ("cpu (Triton interpreter)", "cpu")], value="auto",
-                                         allow_blank=False, id="device")
+                            yield Label(PARAMS["device"].label, classes="field-label")
+                            yield Select(DEVICES, value=PARAMS["device"].default, allow_blank=False, id="device")
                     with Vertical(id="interpreter-panel", classes="panel") as interpreter:
                         interpreter.border_title = "Interpreter"
                         interpreter.border_subtitle = "Enter re-detects"
                         yield Input(self.python, id="python")
                     with Vertical(id="instrumentation-panel", classes="panel") as instrumentation:
                         instrumentation.border_title = "Instrumentation"
-                        for field, (title, default, parse, hint) in INSTRUMENTATION_FIELDS.items():
+                        for field in INSTRUMENTATION_FIELDS:
                             with Horizontal(classes="field-row"):
-                                yield Label(title, classes="field-label")
-                                field_input = Input(default, id=field, placeholder="all" if field == "warps" else "",
-                                                    validators=[ParamValidator(parse)])
-                                field_input.tooltip = hint
-                                yield field_input
+                                yield Label(PARAMS[field].label, classes="field-label")
+                                yield field_input(field, placeholder="all" if field == "warps" else "")
                             yield Label("", id=f"{field}-error", classes="error")
-                        yield Label("Granularity", classes="choice-label")
-                        with RadioSet(id="granularity"):
-                            for choice in GRANULARITY_CHOICES:
-                                yield RadioButton(choice, value=choice == "warp", name=choice)
+                        yield Label(PARAMS["granularity"].label, classes="choice-label")
+                        yield radio_set("granularity")
                 with Vertical(id="proton-panel", classes="column panel") as proton:
                     proton.border_title = "Proton"
                     with Horizontal(classes="switch-row"):
-                        yield Switch(True, id="profile")
-                        yield Label("profile with Proton")
+                        yield Switch(PARAMS["profile"].default, id="profile")
+                        yield Label(PARAMS["profile"].label)
                     with Horizontal(classes="switch-row"):
-                        yield Switch(True, id="hook")
-                        yield Label("triton hook (-k triton)")
-                    yield Label("Backend", classes="choice-label")
-                    with RadioSet(id="backend"):
-                        for backend in BACKENDS:
-                            yield RadioButton(backend, value=backend == "auto", name=backend)
-                    for pair in ((("context", CONTEXTS), ("mode", MODES)), (("data", DATA), ("format", FORMATS))):
+                        yield Switch(PARAMS["hook"].default, id="hook")
+                        yield Label(f"{PARAMS['hook'].label} (-k triton)")
+                    yield Label(PARAMS["backend"].label, classes="choice-label")
+                    yield radio_set("backend")
+                    for pair in (("context", "mode"), ("data", "format")):
                         with Horizontal(classes="radio-row"):
-                            for field, choices in pair:
+                            for radio_id in pair:
                                 with Vertical(classes="choice"):
-                                    yield Label(field.capitalize(), classes="choice-label")
-                                    with RadioSet(id=field):
-                                        for choice in choices:
-                                            yield RadioButton(choice, value=choice == choices[0], name=choice)
+                                    yield Label(PARAMS[CHOICES[radio_id]].label, classes="choice-label")
+                                    yield radio_set(radio_id)
             yield Static(id="findings")
             with Horizontal(id="buttons"):
                 yield Button("Run", id="run", variant="success", disabled=True)
@@ -221,8 +194,7 @@ class FormScreen(Screen):
         self.info, self.probe_error = message.info, message.error
         self.query_one("#detection", Static).update(Text(self.detection_text()))
         if self.info is not None:
-            devices = [("auto", "auto"), ("cpu (Triton interpreter)", "cpu")]
-            devices += [(f"{i}: {name}", str(i)) for i, name in enumerate(self.info.gpu_names)]
+            devices = [*DEVICES, *((f"{i}: {name}", str(i)) for i, name in enumerate(self.info.gpu_names))]
             self.query_one("#device", Select).set_options(devices)
             if not self.info.gpu_count:
                 self.query_one("#profile", Switch).value = False
@@ -249,22 +221,15 @@ class FormScreen(Screen):
     def form_params(self, **overrides) -> RunParams:
         """The form as RunParams; raises ParamError naming the first bad field."""
         values = {
-            "size": self.query_one("#size", Input).value,
-            "iters": self.query_one("#iters", Input).value,
-            "block_size": self.query_one("#block_size", Input).value,
-            "backend": self._choice("backend"),
-            "context": self._choice("context"),
-            "mode": self._choice("mode"),
-            "data": self._choice("data"),
-            "output_format": self._choice("format"),
+            **{field: self.query_one(f"#{field}", Input).value for field in FIELDS},
+            **{field: self._choice(radio_id) for radio_id, field in CHOICES.items() if field != "granularity"},
             "hook": self.query_one("#hook", Switch).value,
             "python": self.query_one("#python", Input).value,
             "device": str(self.query_one("#device", Select).value),
             "profile": self.query_one("#profile", Switch).value,
         }
         if values["profile"] and values["backend"] == "instrumentation":  # the panel's values count only then
-            values.update(warps=self.query_one("#warps", Input).value,
-                          buffer_size=self.query_one("#buffer_size", Input).value,
+            values.update({field: self.query_one(f"#{field}", Input).value for field in INSTRUMENTATION_FIELDS},
                           granularity=self._choice("granularity"))
         if self.output is not None:
             values["output"] = self.output
@@ -278,7 +243,7 @@ class FormScreen(Screen):
         try:
             params = self.form_params()
         except ParamError as error:  # named by the form's label for that option, not by its flag
-            label = FORM_LABELS.get(error.flag, error.flag)
+            label = label_of(error.flag)
             self.query_one("#findings", Static).update(Text(f"✗ {label}: {error.reason}", style="bold red"))
             self.show_run_state(f"{label}: {error.reason}")
             return
@@ -352,26 +317,35 @@ class FormScreen(Screen):
         if self.query_one("#run", Button).disabled:
             self.notify("Fix the form first: see the messages above Run.", severity="warning")
             return
-        self.post_message(self.RunRequested(self.form_params(), self.info))
+        self.request(self.form_params(), "Run")
 
     @on(Button.Pressed, "#cpu-check")
     def action_cpu_check(self) -> None:
-        """The payload through the Triton interpreter, unprofiled: at the interpreter's own small size while Size and
-        Iterations are the form's (GPU) defaults, else at theirs, saying up front about how long that takes."""
+        """The payload through the Triton interpreter, unprofiled."""
         try:
             params = self.form_params(device="cpu", profile=False)
         except ParamError as error:
-            self.notify(f"{FORM_LABELS.get(error.flag, error.flag)}: {error.reason}", severity="error")
+            self.notify(f"{label_of(error.flag)}: {error.reason}", severity="error")
             return
-        typed = {field: self.query_one(f"#{field}", Input).value.strip() for field in ("size", "iters")}
-        if typed == {field: FIELDS[field][1] for field in ("size", "iters")}:
-            params = replace(params, size=CPU_SIZE, iters=CPU_ITERS)
-            self.notify(f"CPU check at {params.size:,} elements × {counted(params.iters, 'launch', 'launches')}, "
-                        "the interpreter's size (change Size or Iterations to check another)", timeout=6)
-        elif (seconds := interpreter_seconds(params.size, params.iters)) > SLOW_CHECK_S:
-            self.notify(f"The Triton interpreter takes about {seconds:,.0f} s at {params.size:,} elements × "
-                        f"{counted(params.iters, 'launch', 'launches')} (the elapsed time is on the run screen)",
-                        severity="warning", timeout=8)
+        self.request(params, "CPU check")
+
+    def request(self, params: RunParams, what: str) -> None:
+        """Ask for the run: one through the Triton interpreter at the interpreter's own small size and launches
+        for Size and Iterations left at their defaults (`interpreter_sized`, as the command line does), saying so,
+        or up front about how long the interpreter takes at a larger size."""
+        vendor = self.info.gpu_vendor if self.info is not None else ""
+        if not params.profile and runs_interpreted(params, vendor):
+            given = {field for field in SIZING
+                     if self.query_one(f"#{field}", Input).value.strip() != PARAMS[field].text}
+            sized = interpreter_sized(params, vendor, given)
+            launches = counted(sized.iters, "launch", "launches")
+            if (seconds := interpreter_seconds(sized.size, sized.iters)) > SLOW_CHECK_S:
+                self.notify(f"The Triton interpreter takes about {seconds:,.0f} s at {sized.size:,} elements × "
+                            f"{launches} (the elapsed time is on the run screen)", severity="warning", timeout=8)
+            elif sized != params:
+                self.notify(f"{what} at {sized.size:,} elements × {launches}, the interpreter's size (change Size "
+                            "or Iterations to run another)", timeout=6)
+            params = sized
         self.post_message(self.RunRequested(params, self.info))
 
     @on(Button.Pressed, "#sample")

@@ -278,8 +278,7 @@ class ProfileScreen(Screen):
         table.display, timeline.display = False, True
         timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
         if timeline.trace is not self.profile.trace:
-            facts = self.profile.cycle_facts  # the SM clock given, or the one the trace's run reported
-            clock = facts.clock_khz if facts is not None else None
+            clock = self.profile.run_clock_khz  # the SM clock given, or the one the trace's run reported
             trace = self.profile.trace
             if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
                 timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
@@ -457,7 +456,7 @@ class ProfileScreen(Screen):
 
     def action_toggle_empty(self) -> None:
         """Show or hide the frames with no time in their whole subtree."""
-        chosen = self.view_filter.but(show_empty=not self.view_filter.show_empty)
+        chosen = self.view_filter.replace(show_empty=not self.view_filter.show_empty)
         self.show_filtered(chosen)
         count = self.query_one(ProfileTable).profile.empty_count()
         if not count:

@@ -95,7 +95,7 @@ class FlameView(ScrollView, can_focus=True):
 
     def zoom_path(self) -> str:
         display = self.display_spec
-        chain = [*reversed(display.profile.ancestors(self.top)), self.top]
+        chain = [0, *display.profile.lineage(self.top)]  # ROOT, then the top level down to the zoomed frame
         path = " ▸ ".join(display.name(node) for node in chain)
         return f"Flame: {path}" + ("  (zoomed: Esc zooms out)" if self.top else "")
 

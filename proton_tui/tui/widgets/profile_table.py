@@ -104,7 +104,7 @@ class ProfileTable(ScrollView, can_focus=True):
     def redisplay(self, **changes) -> None:
         """Show the capture another way (profile, names, sort, reverse, visible), keeping the cursor's node."""
         before, node = self.model.profile, self.current_node
-        self.model.redisplay(self.model.display.but(**changes))
+        self.model.redisplay(self.model.display.replace(**changes))
         self._rebuilt(self.model.moved(node, before))
 
     def select_node(self, node: int) -> None:

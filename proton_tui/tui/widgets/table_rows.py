@@ -36,7 +36,7 @@ def fit(text: str, width: int) -> str:
 
 def node_key(profile: Profile, node: int) -> tuple[str, ...]:
     """A node's names from ROOT down: survives filtering, which renumbers nodes."""
-    return tuple(profile.names[step] for step in [*reversed(profile.ancestors(node)), node])
+    return tuple(profile.names[step] for step in [0, *profile.lineage(node)])
 
 
 def find_node(profile: Profile, key: tuple[str, ...]) -> int | None:
