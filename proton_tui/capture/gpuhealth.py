@@ -24,7 +24,7 @@ from ..console import printable
 
 READINGS_SOURCE = "nvml"
 INSTALL_HINT = "pip install 'proton-tui[gpu]'"
-SAMPLE_INTERVAL_S = 0.1  # NVML's fast fields, every 0.1 s while a GPU's run goes (a few calls, well under 1 ms each)
+SAMPLE_INTERVAL_S = 0.1  # NVML's fast fields, every 0.1 s while a GPU's run goes (a few cheap calls each time)
 NO_CAUSE = "no cause found in NVML readings"
 
 # NVML's clocks event (throttle) reason bits, nvmlClocksEventReason* in nvml.h.
