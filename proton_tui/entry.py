@@ -1,8 +1,8 @@
 """The `proton-tui` console script (and `python -m proton_tui`).
 
 `proton-tui view FILE` on a terminal, the command's plainest form, opens the viewer without importing the command
-line (typer: ~0.07 s of a 2-core machine's start); every other form goes through the Typer command line (`cli`),
-whose `view` opens the viewer the same way.
+line (typer's import is part of every start: docs/measurements.md); every other form goes through the Typer
+command line (`cli`), whose `view` opens the viewer the same way.
 """
 
 from __future__ import annotations

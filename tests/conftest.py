@@ -1,4 +1,5 @@
-"""Fixtures for every test: a private probe cache, and a writer for hand-shaped captures."""
+"""Fixtures for every test: a private probe cache, Textual without its cursor blink, and a writer for hand-shaped
+captures."""
 
 from __future__ import annotations
 
@@ -15,6 +16,16 @@ import pytest
 # The interpreter probe's disk cache goes to a private folder, not the user's home; subprocesses inherit it.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="proton-tui-tests-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def steady_cursors(monkeypatch):
+    """Text fields start with their cursor steady, not blinking: a screen drawn twice looks the same, and no blink
+    timer runs in a pilot or a snapshot."""
+    from textual.widgets import Input, TextArea
+
+    for widget in (Input, TextArea):
+        monkeypatch.setattr(widget.__dict__["cursor_blink"], "_default", False)
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ class PendingLoad:
 
     def finish(self) -> Profile:
         """The profile; raises CaptureError. The loaded capture is frozen out of the cyclic GC: it is long-lived
-        and acyclic, and full collections would walk all of it (~50 ms at 100k nodes)."""
+        and acyclic, and full collections would walk all of it (docs/measurements.md, row 34)."""
         collecting = gc.isenabled()
         gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
         try:

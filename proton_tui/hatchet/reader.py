@@ -164,7 +164,7 @@ FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_IS
 @contextmanager
 def mapped(path: Path, settled: bool = False):
     """The file's bytes, memory-mapped where possible: msgspec and orjson then read the page cache without a copy
-    (a 1 GB capture loads ~0.8 s sooner and ~1 GB smaller). `-` reads standard input to its end. Anything but a
+    (sooner and smaller: docs/measurements.md). `-` reads standard input to its end. Anything but a
     regular file is refused before it is opened (a FIFO without a writer would block). `settled`: no writer can be
     busy with the file (see `_Reread`)."""
     if path == STDIN:

@@ -19,15 +19,18 @@ from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, exit_status, sta
 from tests.helpers import REPO
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
-TRIES = 50
+TRIES = 12  # reads of a capture under a writer: four for each of the three ways of writing it
 ERRORS = ("changed while it was read; open it again", "empty file", "truncated: the JSON ends early")
 
 
-def versions(tmp_path) -> tuple[bytes, bytes]:
-    """Two versions of a ~17 MB capture: the benchmark generator's, and the same with every time doubled."""
-    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_capture.py"), "20000", "--out", str(tmp_path)],
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory) -> tuple[bytes, bytes]:
+    """Two versions of a ~17 MB capture: the benchmark generator's, and the same with every time doubled. Made once
+    for the module: every test writes them to a file of its own."""
+    folder = tmp_path_factory.mktemp("versions")
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_capture.py"), "20000", "--out", str(folder)],
                    check=True, capture_output=True, timeout=120)
-    (made,) = tmp_path.glob("*.hatchet")
+    (made,) = folder.glob("*.hatchet")
     old = made.read_bytes()
     made.unlink()
     new = old.replace(b'"time (ns)": 1', b'"time (ns)": 2')  # the same size, other totals
@@ -54,8 +57,8 @@ def keep_writing(path, old: bytes, new: bytes, mode: str, delay: float, stop: th
         time.sleep(0.005)
 
 
-def test_a_capture_written_while_it_is_read(tmp_path):
-    old, new = versions(tmp_path)
+def test_a_capture_written_while_it_is_read(tmp_path, two_versions):
+    old, new = two_versions
     path = tmp_path / "capture.hatchet"
     expected = {}
     for name, content in (("old", old), ("new", new)):
@@ -89,13 +92,13 @@ def test_a_capture_written_while_it_is_read(tmp_path):
     assert len(outcomes) == TRIES
 
 
-def test_a_same_size_rewrite_in_progress_is_never_read_torn(tmp_path):
+def test_a_same_size_rewrite_in_progress_is_never_read_torn(tmp_path, two_versions):
     """A writer overwriting the capture in place with a same-size version, again and again: a read that falls inside
     one write sees the old bytes before it and the new after it, with the size and the time unchanged; the second
     read notices."""
     from proton_tui.hatchet import CaptureError, load_profile
 
-    old, new = versions(tmp_path)
+    old, new = two_versions
     path = tmp_path / "capture.hatchet"
     totals = {}
     for name, content in (("old", old), ("new", new)):
@@ -126,13 +129,13 @@ def test_a_same_size_rewrite_in_progress_is_never_read_torn(tmp_path):
                for outcome in outcomes), outcomes
 
 
-def test_a_writer_paused_in_the_middle_of_a_write_is_waited_for(tmp_path):
+def test_a_writer_paused_in_the_middle_of_a_write_is_waited_for(tmp_path, two_versions):
     """The worst case of a same-size rewrite: the writer has set the file's time and size, then pauses with only
     part of the new bytes written; every check at read time agrees with what was read. A file written that recently
     is read again a moment later, by which time the writer has moved on."""
     from proton_tui.hatchet import CaptureError, PendingLoad
 
-    old, new = versions(tmp_path)
+    old, new = two_versions
     path = tmp_path / "capture.hatchet"
     path.write_bytes(new[: len(new) // 2] + old[len(old) // 2 :])  # a write paused halfway
     stamp = os.stat(path)
@@ -150,14 +153,14 @@ def test_a_writer_paused_in_the_middle_of_a_write_is_waited_for(tmp_path):
         pending.close()
 
 
-def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypatch):
+def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypatch, two_versions):
     """A capture large enough to be memory-mapped: a writer that truncates it meanwhile waits for the read lease
     (a truncated mapping would end the process with SIGBUS), and the read is the whole old file."""
     import mmap
 
     from proton_tui.hatchet import PendingLoad, load_profile, reader
 
-    old, _ = versions(tmp_path)
+    old, _ = two_versions
     path = tmp_path / "capture.hatchet"
     path.write_bytes(old)
     whole = load_profile(path, settled=True)
@@ -177,10 +180,10 @@ def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypa
 
 @pytest.mark.slow
 @pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
-def test_a_capture_written_while_the_viewer_reads_it(tmp_path):
+def test_a_capture_written_while_the_viewer_reads_it(tmp_path, two_versions):
     """The same in a real terminal: the viewer shows the whole old file's header or the whole new file's, or ends
     with the one-line error and exit status 2; never a signal death or a traceback."""
-    old, new = versions(tmp_path)
+    old, new = two_versions
     path = tmp_path / "capture.hatchet"
     headers = {}
     for name, content in (("old", old), ("new", new)):

@@ -22,16 +22,14 @@ def viewer(name: str) -> ProtonApp:
 
 
 def settle(*keys: str):
-    """Wait for the readable names (a background worker) so every snapshot shows the same names, then press."""
+    """Wait for the screen's workers (the readable names, the interpreter's probe) and the messages they posted, so
+    every snapshot shows the same names and readings, then press."""
 
     async def run_before(pilot) -> None:
-        for field in pilot.app.screen.query(Input):
-            field.cursor_blink = False
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
         tables = pilot.app.screen.query(ProfileTable)
-        for _ in range(400):
-            if not tables or tables.first().display_spec.names.readable is not None:
-                break
-            await asyncio.sleep(0.025)
+        assert not tables or tables.first().display_spec.names.readable is not None
         for key in keys:
             await pilot.press(key)
         await pilot.pause()
@@ -107,11 +105,8 @@ def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
 
 def detected():
     async def run_before(pilot) -> None:
-        for _ in range(400):
-            if "GPU" in str(pilot.app.screen.query_one("#detection").render()):
-                break
-            await asyncio.sleep(0.025)
         await settle()(pilot)
+        assert "GPU" in str(pilot.app.screen.query_one("#detection").render())
 
     return run_before
 
@@ -122,7 +117,8 @@ def test_form_at_the_smallest_and_a_large_terminal(snap_compare, monkeypatch, tm
 
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
-THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])  # the table and the form, both themes
+DARK = pytest.mark.parametrize("theme", ["textual-dark"])  # every other screen: the dark theme only
 
 
 def themed(theme: str, *keys: str):
@@ -140,13 +136,13 @@ def test_table_with_share_bars(snap_compare, size, theme):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_flame_view(snap_compare, size, theme):
     assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down", "down", "g"), terminal_size=size)
 
 
 @SIZES
-@THEMES
+@DARK
 def test_flame_view_zoomed(snap_compare, size, theme):
     keys = ("down", "down", "g", "right", "enter", "down")  # zoomed into forward, its largest kernel selected
     assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, *keys), terminal_size=size)
@@ -173,7 +169,7 @@ def on_the_run_screen(run, theme: str):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_run_screen(snap_compare, monkeypatch, size, theme):
     run = stored_run(monkeypatch)
     assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_the_run_screen(run, theme), terminal_size=size)
@@ -204,7 +200,7 @@ def on_a_screen(make, theme: str):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_runs_list(snap_compare, monkeypatch, size, theme):
     from proton_tui.tui.screens.runs import RunsScreen
 
@@ -214,7 +210,7 @@ def test_runs_list(snap_compare, monkeypatch, size, theme):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_check_screen(snap_compare, monkeypatch, size, theme):
     from proton_tui.capture.history import stored_runs
     from proton_tui.tui.screens.check import CheckScreen
@@ -226,7 +222,7 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
     """A 2xH200 check read back: the slow GPU selected, its likely cause and its NVML readings in the detail pane."""
     from proton_tui.capture.history import stored_runs
@@ -238,14 +234,14 @@ def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
 
 
 @SIZES
-@THEMES
+@DARK
 def test_timeline(snap_compare, size, theme):
     app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
     assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline
 
 
 @SIZES
-@THEMES
+@DARK
 def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_path):
     """Per warp·launch and the time at the SM clock, the unattributed part, and the kernel scope's details."""
     from proton_tui.hatchet import open_capture
@@ -256,7 +252,7 @@ def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_pa
 
 
 @SIZES
-@THEMES
+@DARK
 def test_warp_timeline(snap_compare, size, theme):
     """An instrumentation trace: its first launch, the slowest warp of the kernel scope selected and its CTA open."""
     app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))

@@ -13,7 +13,7 @@ from .causes import REASON_GPU_IDLE
 
 READINGS_SOURCE = "nvml"
 INSTALL_HINT = "pip install 'proton-tui[gpu]'"
-SAMPLE_INTERVAL_S = 0.1  # NVML's fast fields, every 0.1 s while a GPU's run goes (a few calls, well under 1 ms each)
+SAMPLE_INTERVAL_S = 0.1  # NVML's fast fields, every 0.1 s while a GPU's run goes (a few cheap calls each time)
 
 
 class Nvml:

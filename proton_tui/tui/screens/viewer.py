@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from ...capture.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
-# Trace events above which an instrumentation trace's warps are worked out off the UI thread (344k events took
-# 9.9 s on the 2-core CPU machine, so this is about 0.6 s there).
+# Trace events above which an instrumentation trace's warps are worked out off the UI thread; calibrated on the
+# 2-core CPU machine with the payload-shaped trace (docs/measurements.md, row 71).
 WARPS_IN_BACKGROUND = 20_000
 FILTER_DELAY_S = 0.3
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
@@ -361,7 +361,7 @@ class ProfileScreen(Screen):
     # ---- filter and search --------------------------------------------------------------------------------------
     async def mount_bars(self) -> None:
         """The filter bar above the table and the search bar below it, hidden, once one is first asked for: their
-        five inputs were ~0.04 s of every viewer's start on a 2-core machine."""
+        five inputs were part of every viewer's start (docs/measurements.md)."""
         if self.query("#filter-bar"):
             return
         filter_bar = Horizontal(

@@ -13,8 +13,8 @@ HELP_ACTION = "app.help"
 
 class KeyBar(Widget, can_focus=False):
     """The screen's shown keys on one line, like Textual's Footer (same colours; a click presses the key) but one
-    widget: Textual's builds a widget per key after a screen's first paint, ~0.1 s of CSS work on a 2-core machine
-    that the first keypress waited for (`benchmarks/README.md`)."""
+    widget: Textual's builds a widget per key after a screen's first paint, CSS work that the first keypress waited
+    for (`docs/measurements.md`, row 33)."""
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES = {"footer--key", "footer--description"}
