@@ -17,9 +17,9 @@ from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
 from ..hatchet import Profile, load_profile
+from .dialogs.help import HelpScreen
 from .messages import LoadFailed, OpenCheck, Opening, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
-from .screens.help import HelpScreen
-from .screens.viewer import ProfileScreen
+from .screens.profile import ProfileScreen
 
 # How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.

@@ -1,9 +1,8 @@
-"""The capture viewer: the header, the kernel-time table, the selected row's details; filter, search, export and
-compare."""
+"""The capture viewer: the header, then one view of the capture (the kernel-time table, the flame view or the trace's
+timeline, in a `ContentSwitcher`), the selected item's details; filter, search, export and compare."""
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 from pathlib import Path
@@ -13,11 +12,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import ContentSwitcher, Label, Static
 
 from ...capture.rundir import DEFAULT_OUTPUT
 from ...console import printable, size_text
@@ -39,14 +37,15 @@ from ...report import (
     kernel_details,
     node_details,
 )
-from ...warps import warp_trace
+from ...warps import WarpTrace, warp_trace
+from ..dialogs.path import PathDialog
 from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
+from ..widgets.filter_bar import FilterBar, SearchBar
 from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
-from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
 from ..widgets.summary import Summary
-from ..widgets.timeline_view import TimelineView
+from ..widgets.timeline import LaneTimeline, TimelineView, WarpTimeline
 from ..widgets.verdict import VerdictPanel
 
 if TYPE_CHECKING:
@@ -61,7 +60,6 @@ FILTER_DELAY_S = 0.3
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
 READING_SWITCH_S = 0.001
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
-FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
 
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
@@ -117,18 +115,19 @@ class ProfileScreen(Screen):
         yield KeyBar()
 
     def body(self) -> list[Widget]:
-        """What shows the profile under its summary: the table and the details, or why there is nothing to show.
-        While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
+        """What shows the profile under its summary: its views (the table first) and the details, or why there is
+        nothing to show. While the capture is read they are mounted hidden and empty: their mount is then not part
+        of the wait."""
         if self.profile is not None and self.profile.is_root_only:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
         detail = Static(id="detail")
         detail.border_title = "Details"
-        widgets = [ProfileTable(self.profile, id="table"), detail]
-        for widget in widgets:
-            widget.display = self.profile is not None
-        flame, timeline = FlameView(id="flame"), TimelineView(id="timeline")
-        flame.display = timeline.display = False
-        return [widgets[0], flame, timeline, widgets[1]]
+        detail.display = self.profile is not None
+        views = ContentSwitcher(ProfileTable(self.profile, id="table"), FlameView(id="flame"),
+                                LaneTimeline(id="timeline", classes="timeline"),
+                                WarpTimeline(id="warps", classes="timeline"),
+                                id="views", initial="table" if self.profile is not None else None)
+        return [views, detail]
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -181,14 +180,15 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#table, #flame, #timeline, #detail")
+        table, body = self.query_one(ProfileTable), self.query("#views, #detail")
         if self.profile.is_root_only:
             await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
             table.load(self.profile)
             self.filter_first()
-            self.query("#table, #detail").set(display=True)  # the flame view waits for its key
+            self.views.current = "table"  # the flame view waits for its key
+            self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def filter_first(self) -> None:
@@ -245,9 +245,10 @@ class ProfileScreen(Screen):
     def on_warps_read(self, message: WarpsRead) -> None:
         if self.profile is None or message.trace is not self.profile.trace:
             return
-        timeline = self.query_one(TimelineView)
-        timeline.show(message.trace, self.query_one(ProfileTable).display_spec.names, message.clock_khz,
-                      warps=message.warps)
+        shown = self.show_timeline(message.trace, self.query_one(ProfileTable).display_spec.names, message.warps)
+        if self.views.current == "warps" and shown.id != "warps":  # no launch after all: the lanes instead
+            self.views.current = shown.id
+            shown.focus()
 
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
@@ -259,44 +260,70 @@ class ProfileScreen(Screen):
         table = self.query_one(ProfileTable)
         table.set_names(message.names.with_raw(table.display_spec.names.raw))
         self.refresh_flame()
-        if self.query("#timeline") and (timeline := self.query_one(TimelineView)).trace is not None:
-            timeline.names = table.display_spec.names
-            if timeline.display and timeline.selected is not None:
-                timeline.select(timeline.selected)  # its details with the readable names
+        for timeline in self.query(TimelineView):
+            if timeline.trace is not None:
+                timeline.names = table.display_spec.names
+                if timeline.display and timeline.selected is not None:
+                    timeline.select(timeline.selected)  # its details with the readable names
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
             self.notify("c++filt not found: C++ names stay mangled (install binutils)", severity="warning")
 
-    # ---- the flame view -----------------------------------------------------------------------------------------
+    # ---- the views: table, flame, timeline ----------------------------------------------------------------------
+    @property
+    def views(self) -> ContentSwitcher:
+        return self.query_one("#views", ContentSwitcher)
+
     @property
     def flame_shown(self) -> bool:
-        flame = self.query("#flame")
-        return bool(flame) and flame.first().display
+        return bool(self.query("#views")) and self.views.current == "flame"
+
+    def show_table(self) -> ProfileTable:
+        self.views.current = "table"
+        table = self.query_one(ProfileTable)
+        table.focus()
+        return table
+
+    def timeline_for(self, warps: WarpTrace | None) -> TimelineView:
+        """The warp timeline when `warps` has a launch, else the lane timeline."""
+        return self.query_one(WarpTimeline) if warps is not None and warps.launches else self.query_one(LaneTimeline)
+
+    def show_timeline(self, trace: Trace, names: Names, warps: WarpTrace | None) -> TimelineView:
+        """`trace` on the timeline for `warps`, which is returned."""
+        timeline = self.timeline_for(warps)
+        if isinstance(timeline, WarpTimeline):
+            timeline.show(trace, names, warps)
+        else:
+            timeline.show(trace, names)
+        return timeline
 
     def action_toggle_timeline(self) -> None:
         """Between the table and the trace's timeline."""
-        table, timeline = self.query_one(ProfileTable), self.query_one(TimelineView)
-        if timeline.display:
-            timeline.display, table.display = False, True
-            table.focus()
+        if self.views.current in ("timeline", "warps"):
+            table = self.show_table()
             table.cursor = table.cursor  # the details follow the table again
             return
-        if self.flame_shown:
-            self.query_one(FlameView).display = False
-        table.display, timeline.display = False, True
-        timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
-        if timeline.trace is not self.profile.trace:
+        names, trace = self.query_one(ProfileTable).display_spec.names, self.profile.trace
+        # the timeline already on this trace, if any; the warp timeline is "on" it while its warps are read
+        timeline = next((view for view in self.query(TimelineView) if view.trace is trace), None)
+        if timeline is None:
             facts = self.profile.cycle_facts  # the SM clock given, or the one the trace's run reported
             clock = facts.clock_khz if facts is not None else None
-            trace = self.profile.trace
             if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
+                timeline = self.query_one(WarpTimeline)
+                self.views.current = timeline.id
                 timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
                 self.read_warps(trace, clock)
             else:
-                timeline.show(trace, table.display_spec.names, clock)
-        elif timeline.selected is not None:
-            timeline.select(timeline.selected)
+                warps = warp_trace(trace, clock)
+                self.views.current = self.timeline_for(warps).id
+                timeline = self.show_timeline(trace, names, warps)
+        else:
+            self.views.current = timeline.id
+            timeline.names = names  # the names as the table shows them (readable or raw)
+            if timeline.selected is not None:
+                timeline.select(timeline.selected)
         timeline.focus()
 
     @on(TimelineView.Left)
@@ -307,31 +334,27 @@ class ProfileScreen(Screen):
     def timeline_selected(self, event: TimelineView.Selected) -> None:
         if not event.view.display:  # its warps landed while the table was shown: the table keeps the details
             return
-        self.detail_rows = event_details(event.view.trace, event.event, event.view.names, event.view.warps)
+        warps = event.view.warps if isinstance(event.view, WarpTimeline) else None
+        self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
         self.show_details()
 
     def action_toggle_flame(self) -> None:
         """Between the table and the flame view, on the same node."""
-        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
-        if self.query("#timeline") and self.query_one(TimelineView).display:
-            self.query_one(TimelineView).display = False
-            table.display = True
-        if not flame.display:
-            node = table.current_node
-            flame.show(table.display_spec, 0 if node is None else node)
-            table.display, flame.display = False, True
-            flame.focus()
-        else:
+        if self.flame_shown:
             self.leave_flame()
+            return
+        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
+        node = table.current_node
+        flame.show(table.display_spec, 0 if node is None else node)
+        self.views.current = "flame"
+        flame.focus()
 
     @on(FlameView.Left)
     def leave_flame(self) -> None:
-        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
-        frame = flame.selected
-        flame.display, table.display = False, True
+        frame = self.query_one(FlameView).selected
+        table = self.show_table()
         if frame is not None:
             table.select_node(frame.node if frame.node is not None else frame.merged[0])
-        table.focus()
 
     def refresh_flame(self) -> None:
         """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
@@ -370,36 +393,25 @@ class ProfileScreen(Screen):
 
     # ---- filter and search --------------------------------------------------------------------------------------
     async def mount_bars(self) -> None:
-        """The filter bar above the table and the search bar below it, hidden, once one is first asked for: their
+        """The filter bar above the views and the search bar below them, hidden, once one is first asked for: their
         five inputs were ~0.04 s of every viewer's start on a 2-core machine."""
         if self.query("#filter-bar"):
             return
-        filter_bar = Horizontal(
-            Input(placeholder="include regex", id="include"),
-            Input(placeholder="exclude regex", id="exclude"),
-            Input(placeholder="min % of total", id="threshold", type="number"),
-            Input(placeholder="max depth", id="depth", type="integer"),
-            id="filter-bar", classes="bar",
-        )
-        search_bar = Horizontal(
-            Input(placeholder="search names (regex, case-insensitive); Enter to find, n/N next/previous", id="search"),
-            id="search-bar", classes="bar",
-        )
+        filter_bar, search_bar = FilterBar(id="filter-bar", classes="bar"), SearchBar(id="search-bar", classes="bar")
         error = Label("", id="filter-error", classes="error")
         filter_bar.display = search_bar.display = error.display = False
-        table = self.query_one(ProfileTable)
-        await self.mount(filter_bar, error, before=table)
-        await self.mount(search_bar, after=table)
+        await self.mount(filter_bar, error, before=self.views)
+        await self.mount(search_bar, after=self.views)
 
     async def action_filter(self) -> None:
         await self.mount_bars()
         self.query_one("#filter-bar").display = True
-        self.query_one("#include", Input).focus()
+        self.query_one("#include").focus()
 
     async def action_search(self) -> None:
         await self.mount_bars()
         self.query_one("#search-bar").display = True
-        self.query_one("#search", Input).focus()
+        self.query_one("#search").focus()
 
     def action_close_bars(self) -> None:
         for bar in self.query(".bar"):
@@ -425,19 +437,19 @@ class ProfileScreen(Screen):
     def action_clear_filter(self) -> None:
         if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
             return
-        for field in ("include", "exclude", "threshold", "depth", "search"):
-            self.query_one(f"#{field}", Input).value = ""
+        self.query_one(FilterBar).clear()
+        self.query_one(SearchBar).clear()
         self.apply_filter()
         self.query_one(ProfileTable).clear_matches()
 
-    @on(Input.Changed, "#filter-bar Input")
+    @on(FilterBar.Edited)
     def filter_changed(self) -> None:
         if self.profile.node_count <= LIVE_FILTER_NODES:
             if self.filter_timer is not None:
                 self.filter_timer.stop()
             self.filter_timer = self.set_timer(FILTER_DELAY_S, self.apply_filter)
 
-    @on(Input.Submitted, "#filter-bar Input")
+    @on(FilterBar.Submitted)
     def filter_submitted(self) -> None:
         self.apply_filter()
         self.query_one(ProfileTable).focus()
@@ -445,9 +457,8 @@ class ProfileScreen(Screen):
     def apply_filter(self) -> None:
         """Prune the table from the filter bar: include/exclude recompute totals; threshold and depth hide rows."""
         error_label = self.query_one("#filter-error", Label)
-        values = {field: self.query_one(f"#{field}", Input).value for field in FILTER_LABELS}
         try:
-            chosen = ViewFilter.parse(**values, labels=FILTER_LABELS, show_empty=self.view_filter.show_empty)
+            chosen = self.query_one(FilterBar).chosen(show_empty=self.view_filter.show_empty)
         except FilterError as error:
             error_label.update(Text(str(error)))
             error_label.display = True
@@ -474,18 +485,14 @@ class ProfileScreen(Screen):
         else:
             self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
 
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
+    @on(SearchBar.Submitted)
+    def search_submitted(self, event: SearchBar.Submitted) -> None:
         table = self.query_one(ProfileTable)
-        if not event.value:
+        if event.pattern is None:
             table.clear_matches()
             return
-        try:
-            pattern = re.compile(event.value, re.IGNORECASE)
-        except re.error:
-            pattern = re.compile(re.escape(event.value), re.IGNORECASE)
-        found = table.search(pattern)
-        self.notify(f"{found} match(es) for {event.value!r}" + ("; n/N next/previous" if found > 1 else ""),
+        found = table.search(event.pattern)
+        self.notify(f"{found} match(es) for {event.text!r}" + ("; n/N next/previous" if found > 1 else ""),
                     timeout=3, markup=False)
         table.focus()
 
