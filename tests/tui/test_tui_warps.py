@@ -144,16 +144,16 @@ async def test_the_table_and_back_keep_a_closed_group_s_row():
 def warps_held_back(monkeypatch) -> threading.Event:
     """The real capture's 512 events read as a large trace's (off the UI thread), and its warps held back until the
     event returned is set."""
-    from proton_tui.tui.screens import profile
+    from proton_tui.tui.widgets import profile_views
 
-    monkeypatch.setattr(profile, "WARPS_IN_BACKGROUND", 100)
-    release, real = threading.Event(), profile.warp_trace
+    monkeypatch.setattr(profile_views, "WARPS_IN_BACKGROUND", 100)
+    release, real = threading.Event(), profile_views.warp_trace
 
     def held(trace, clock_khz):
         release.wait(30)
         return real(trace, clock_khz)
 
-    monkeypatch.setattr(profile, "warp_trace", held)
+    monkeypatch.setattr(profile_views, "warp_trace", held)
     return release
 
 

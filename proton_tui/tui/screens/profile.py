@@ -1,5 +1,5 @@
 """The capture viewer: the header, then one view of the capture (the kernel-time table, the flame view or the trace's
-timeline, in a `ContentSwitcher`), the selected item's details; filter, search, export and compare."""
+timeline: `widgets/profile_views.py`), the selected item's details; filter, search, export and compare."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Label, Static
+from textual.widgets import Label, Static
 
 from ...capture.rundir import DEFAULT_OUTPUT
 from ...console import printable, size_text
@@ -25,7 +25,6 @@ from ...filters import FilterError, ViewFilter
 from ...flame import merged_text
 from ...formatting import counted, format_percent
 from ...hatchet import CaptureError, LoadCancelled, Profile, load_profile
-from ...hatchet.trace import Trace
 from ...names import Names, demangler_available
 from ...report import (
     bandwidth_notes,
@@ -37,24 +36,21 @@ from ...report import (
     kernel_details,
     node_details,
 )
-from ...warps import WarpTrace, warp_trace
 from ..dialogs.path import PathDialog
-from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
+from ..messages import Loaded, LoadFailed, NamesReady, Opening, ReadCrashed, ShowDiff, ShowRunLog
 from ..widgets.filter_bar import FilterBar, SearchBar
 from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
 from ..widgets.profile_table import ProfileTable
+from ..widgets.profile_views import ProfileViews
 from ..widgets.summary import Summary
-from ..widgets.timeline import LaneTimeline, TimelineView, WarpTimeline
+from ..widgets.timeline import TimelineView, WarpTimeline
 from ..widgets.verdict import VerdictPanel
 
 if TYPE_CHECKING:
     from ...capture.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
-# Trace events above which an instrumentation trace's warps are worked out off the UI thread (344k events took
-# 9.9 s on the 2-core CPU machine, so this is about 0.6 s there).
-WARPS_IN_BACKGROUND = 20_000
 FILTER_DELAY_S = 0.3
 # How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
@@ -123,11 +119,7 @@ class ProfileScreen(Screen):
         detail = Static(id="detail")
         detail.border_title = "Details"
         detail.display = self.profile is not None
-        views = ContentSwitcher(ProfileTable(self.profile, id="table"), FlameView(id="flame"),
-                                LaneTimeline(id="timeline", classes="timeline"),
-                                WarpTimeline(id="warps", classes="timeline"),
-                                id="views", initial="table" if self.profile is not None else None)
-        return [views, detail]
+        return [ProfileViews(self.profile, id="views"), detail]
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -237,19 +229,6 @@ class ProfileScreen(Screen):
             line += f"  {counted(notes, 'note')} in ROOT's details"
         return line
 
-    @work(thread=True, exclusive=True, group="warps", exit_on_error=False)
-    def read_warps(self, trace: Trace, clock_khz: float | None) -> None:
-        """An instrumentation trace's launches and per-scope statistics, off the UI thread."""
-        self.post_message(WarpsRead(trace, clock_khz, warp_trace(trace, clock_khz)))
-
-    def on_warps_read(self, message: WarpsRead) -> None:
-        if self.profile is None or message.trace is not self.profile.trace:
-            return
-        shown = self.show_timeline(message.trace, self.query_one(ProfileTable).display_spec.names, message.warps)
-        if self.views.current == "warps" and shown.id != "warps":  # no launch after all: the lanes instead
-            self.views.current = shown.id
-            shown.focus()
-
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
     def load_readable_names(self) -> None:
@@ -259,12 +238,7 @@ class ProfileScreen(Screen):
     def on_names_ready(self, message: NamesReady) -> None:
         table = self.query_one(ProfileTable)
         table.set_names(message.names.with_raw(table.display_spec.names.raw))
-        self.refresh_flame()
-        for timeline in self.query(TimelineView):
-            if timeline.trace is not None:
-                timeline.names = table.display_spec.names
-                if timeline.display and timeline.selected is not None:
-                    timeline.select(timeline.selected)  # its details with the readable names
+        self.views.names_changed()
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
@@ -272,63 +246,16 @@ class ProfileScreen(Screen):
 
     # ---- the views: table, flame, timeline ----------------------------------------------------------------------
     @property
-    def views(self) -> ContentSwitcher:
-        return self.query_one("#views", ContentSwitcher)
-
-    @property
-    def flame_shown(self) -> bool:
-        return bool(self.query("#views")) and self.views.current == "flame"
-
-    def show_table(self) -> ProfileTable:
-        self.views.current = "table"
-        table = self.query_one(ProfileTable)
-        table.focus()
-        return table
-
-    def timeline_for(self, warps: WarpTrace | None) -> TimelineView:
-        """The warp timeline when `warps` has a launch, else the lane timeline."""
-        return self.query_one(WarpTimeline) if warps is not None and warps.launches else self.query_one(LaneTimeline)
-
-    def show_timeline(self, trace: Trace, names: Names, warps: WarpTrace | None) -> TimelineView:
-        """`trace` on the timeline for `warps`, which is returned."""
-        timeline = self.timeline_for(warps)
-        if isinstance(timeline, WarpTimeline):
-            timeline.show(trace, names, warps)
-        else:
-            timeline.show(trace, names)
-        return timeline
+    def views(self) -> ProfileViews:
+        return self.query_one(ProfileViews)
 
     def action_toggle_timeline(self) -> None:
         """Between the table and the trace's timeline."""
-        if self.views.current in ("timeline", "warps"):
-            table = self.show_table()
-            table.cursor = table.cursor  # the details follow the table again
-            return
-        names, trace = self.query_one(ProfileTable).display_spec.names, self.profile.trace
-        # the timeline already on this trace, if any; the warp timeline is "on" it while its warps are read
-        timeline = next((view for view in self.query(TimelineView) if view.trace is trace), None)
-        if timeline is None:
-            facts = self.profile.cycle_facts  # the SM clock given, or the one the trace's run reported
-            clock = facts.clock_khz if facts is not None else None
-            if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
-                timeline = self.query_one(WarpTimeline)
-                self.views.current = timeline.id
-                timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
-                self.read_warps(trace, clock)
-            else:
-                warps = warp_trace(trace, clock)
-                self.views.current = self.timeline_for(warps).id
-                timeline = self.show_timeline(trace, names, warps)
-        else:
-            self.views.current = timeline.id
-            timeline.names = names  # the names as the table shows them (readable or raw)
-            if timeline.selected is not None:
-                timeline.select(timeline.selected)
-        timeline.focus()
+        self.views.toggle_timeline(self.profile)
 
-    @on(TimelineView.Left)
-    def leave_timeline(self) -> None:
-        self.action_toggle_timeline()
+    def action_toggle_flame(self) -> None:
+        """Between the table and the flame view, on the same node."""
+        self.views.toggle_flame()
 
     @on(TimelineView.Selected)
     def timeline_selected(self, event: TimelineView.Selected) -> None:
@@ -337,31 +264,6 @@ class ProfileScreen(Screen):
         warps = event.view.warps if isinstance(event.view, WarpTimeline) else None
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
         self.show_details()
-
-    def action_toggle_flame(self) -> None:
-        """Between the table and the flame view, on the same node."""
-        if self.flame_shown:
-            self.leave_flame()
-            return
-        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
-        node = table.current_node
-        flame.show(table.display_spec, 0 if node is None else node)
-        self.views.current = "flame"
-        flame.focus()
-
-    @on(FlameView.Left)
-    def leave_flame(self) -> None:
-        frame = self.query_one(FlameView).selected
-        table = self.show_table()
-        if frame is not None:
-            table.select_node(frame.node if frame.node is not None else frame.merged[0])
-
-    def refresh_flame(self) -> None:
-        """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
-        if self.flame_shown:
-            flame = self.query_one(FlameView)
-            node = flame.selected.node if flame.selected is not None else 0
-            flame.show(self.query_one(ProfileTable).display_spec, 0 if node is None else node)
 
     @on(FlameView.Selected)
     def flame_selected(self, event: FlameView.Selected) -> None:
@@ -473,7 +375,7 @@ class ProfileScreen(Screen):
         shown = chosen.shown(self.profile, table.display_spec.names)
         table.redisplay(profile=shown.profile, visible=shown.visible, hidden_empty=shown.hidden_empty)
         self.query_one("#summary", Summary).update(Text(self.summary_text(shown.profile)))
-        self.refresh_flame()
+        self.views.refresh_flame()
 
     def action_toggle_empty(self) -> None:
         """Show or hide the frames with no time in their whole subtree."""
