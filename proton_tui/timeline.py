@@ -1,8 +1,8 @@
 """The timeline's geometry, without Textual: a window of a trace's time [start, end) drawn `width` cells wide, one
 row per lane, each kernel (or scope) a bar from the cell its start falls in to the cell its end falls in. Events
 that share a cell share a bar (it says how many), so a bar is never narrower than one cell and every event is
-drawn; an idle gap shows as empty cells once it is wider than a cell. The widget (`tui/widgets/timeline_view.py`)
-only draws and navigates what this computes.
+drawn; an idle gap shows as empty cells once it is wider than a cell. The widgets (`tui/widgets/timeline/`)
+only draw and navigate what this computes.
 
 An instrumentation trace's rows are instead one launch's warps grouped SM → CTA → warp (`warp_rows`): a collapsed
 group is one row of its warps' outermost scopes, an open warp one row per nesting line."""

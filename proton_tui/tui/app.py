@@ -18,10 +18,10 @@ from textual.screen import Screen
 
 from ..console import printable
 from ..hatchet import CaptureError, Profile, pending_capture
+from .dialogs.help import HelpScreen
 from .messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
 from .opening import Opening
-from .screens.help import HelpScreen
-from .screens.viewer import ProfileScreen
+from .screens.profile import ProfileScreen
 
 # How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.

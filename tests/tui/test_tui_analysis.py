@@ -10,9 +10,9 @@ from textual.widgets import DataTable, Input, OptionList
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.dialogs.path import PathDialog
 from proton_tui.tui.screens.diff import DiffScreen
-from proton_tui.tui.screens.viewer import ProfileScreen
-from proton_tui.tui.widgets.path_dialog import PathDialog
+from proton_tui.tui.screens.profile import ProfileScreen
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from tests.helpers import FIXTURES, capture_path, wait_for
 

@@ -9,9 +9,9 @@ from proton_tui.capture.params import RunParams
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.screens.form import FormScreen
+from proton_tui.tui.screens.profile import ProfileScreen
 from proton_tui.tui.screens.run import RunScreen
 from proton_tui.tui.screens.runs import RunsScreen
-from proton_tui.tui.screens.viewer import ProfileScreen
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from tests.helpers import SCRIPTS, TRITON_VERSION, payload_processes, wait_for
 
@@ -145,7 +145,7 @@ async def test_sample_capture_opens_a_real_table():
 
 async def test_a_flood_of_output_streams_in_batches_and_the_ui_answers(tmp_path):
     """100,000 lines reach the log (the newest LOG_LINES kept, all of them in stdout.log) while keys still work."""
-    from proton_tui.tui.screens.help import HelpScreen
+    from proton_tui.tui.dialogs.help import HelpScreen
     from proton_tui.tui.widgets.batched_log import LOG_LINES
 
     flood = SCRIPTS / "flood.py"

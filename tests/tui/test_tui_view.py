@@ -10,8 +10,8 @@ from textual.color import Color
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.dialogs.help import HelpScreen
 from proton_tui.tui.opening import Opening
-from proton_tui.tui.screens.help import HelpScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
@@ -391,14 +391,14 @@ async def test_a_trace_opens_as_its_tree_and_t_shows_its_timeline():
     """A Chrome trace opens on its timeline (t goes between it and the tree of its kernels): the details follow
     the selected event, arrows move along a lane and between lanes, n jumps to the next launch of the same kernel,
     + and - zoom about it, 0 shows the whole trace, t goes back to the table. A capture without a trace has no t."""
-    from proton_tui.tui.widgets.timeline_view import TimelineView
+    from proton_tui.tui.widgets.timeline import LaneTimeline
 
     app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
     async with app.run_test(size=(140, 36)) as pilot:
         table = app.screen.query_one(ProfileTable)
         assert "main_stream" in visible_names(table)
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(LaneTimeline)
         trace = timeline.trace
         assert timeline.display and not table.display and app.focused is timeline
         first = timeline.selected
@@ -425,7 +425,7 @@ async def test_a_trace_opens_as_its_tree_and_t_shows_its_timeline():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=(140, 36)) as pilot:
         await pilot.press("t")
-        assert not app.screen.query_one(TimelineView).display
+        assert not app.screen.query_one(LaneTimeline).display
         assert "Timeline/table" not in [key[2] for key in app.screen.query_one("KeyBar").keys]
 
 
@@ -433,22 +433,22 @@ async def test_the_mouse_selects_and_zooms_the_timeline():
     """A click selects the bar under it; the wheel zooms about the time under the pointer; shift+wheel pans."""
     from textual.events import MouseScrollDown, MouseScrollUp
 
-    from proton_tui.tui.widgets.timeline_view import NAME_WIDTH, TimelineView
+    from proton_tui.tui.widgets.timeline import NAME_WIDTH, LaneTimeline
 
     app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
     async with app.run_test(size=(140, 36)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(LaneTimeline)
         whole = timeline.window
         bar = timeline.layout_.rows[2][0]  # GPU Stream 17's first bar
         # the widget's content starts inside its border: one cell right and down
-        await pilot.click(TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 1 + 1 + 2))
+        await pilot.click(LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 1 + 1 + 2))
         assert timeline.selected in bar.events
         pointer = timeline.layout_.start + (bar.x + 0.5) * timeline.layout_.cell_ns
-        await pilot._post_mouse_events([MouseScrollUp], TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        await pilot._post_mouse_events([MouseScrollUp], LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
         start, end = timeline.window
         assert end - start == pytest.approx((whole[1] - whole[0]) / 2) and start <= pointer <= end
-        await pilot._post_mouse_events([MouseScrollDown], TimelineView, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        await pilot._post_mouse_events([MouseScrollDown], LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
         assert timeline.window == pytest.approx(whole)
 
 
@@ -470,12 +470,12 @@ async def test_a_click_in_the_flame_view_selects_then_zooms():
 async def test_the_timeline_keeps_working_after_panning_away_and_escape_goes_to_the_table():
     """Arrows after the selection was panned out of view bring it back and move on; the timeline shows names as the
     table does once they are readable; Escape goes back to the table (never out of the viewer)."""
-    from proton_tui.tui.widgets.timeline_view import TimelineView
+    from proton_tui.tui.widgets.timeline import LaneTimeline
 
     app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
     async with app.run_test(size=(140, 36)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(LaneTimeline)
         first = timeline.selected
         await pilot.press(*["plus"] * 6, *["l"] * 6)
         assert timeline.layout_.bar_of(first) is None  # panned away from it

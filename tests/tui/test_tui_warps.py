@@ -9,7 +9,7 @@ import threading
 
 from proton_tui.hatchet import load_profile, pending_capture
 from proton_tui.tui.app import ProtonApp
-from proton_tui.tui.widgets.timeline_view import TimelineView
+from proton_tui.tui.widgets.timeline import WarpTimeline
 from proton_tui.viewer import viewer_app
 from tests.helpers import FIXTURES, wait_for
 
@@ -20,7 +20,7 @@ def details(app) -> str:
     return str(app.screen.query_one("#detail").render())
 
 
-def selected(timeline: TimelineView) -> tuple[str, str, str]:
+def selected(timeline: WarpTimeline) -> tuple[str, str, str]:
     event = timeline.trace.events[timeline.selected]
     lane = timeline.trace.lanes[event.lane]
     return lane.pid, lane.tid, event.name
@@ -30,7 +30,7 @@ async def test_it_opens_on_the_first_launch_s_slowest_warp_with_its_statistics()
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         assert timeline.display and app.focused is timeline and timeline.launch_at == 0
         assert selected(timeline) == ("k_scoped Core4 CTA10", "warp 1 (line 0)", "kernel")
         row = timeline.warp_rows[timeline.row]
@@ -48,7 +48,7 @@ async def test_n_goes_through_the_stragglers_and_opens_their_lanes():
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         await pilot.press("n")
         assert selected(timeline)[:2] == ("k_scoped Core4 CTA10", "warp 3 (line 0)")
         await pilot.press("n")  # round again
@@ -71,7 +71,7 @@ async def test_launches_keep_the_warp_and_scope_and_their_own_statistics():
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         await pilot.press("down", "right")  # warp 1's nested line, its first scope, then the next
         assert selected(timeline) == ("k_scoped Core4 CTA10", "warp 1 (line 1)", "compute")
         first_window = timeline.window
@@ -90,7 +90,7 @@ async def test_groups_open_and_close_and_a_closed_group_is_one_row():
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         assert len(timeline.warp_rows) == 16 + 1 + 8  # 16 SMs, CTA 10, its 4 warps × 2 lines
         await pilot.press("space")  # on a warp: closes its CTA, the CTA's row selected
         assert len(timeline.warp_rows) == 17 and timeline.warp_rows[timeline.row].label == "  ▸ CTA 10"
@@ -118,10 +118,10 @@ async def test_the_sm_clock_given_for_a_capture_without_warps_is_refused_in_the_
 async def test_the_sm_clock_given_shows_times_beside_the_cycles():
     app = viewer_app(pending_capture(INSTR, sm_clock=1_980_000))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(lambda: app.screen.query(TimelineView) and app.screen.query_one(TimelineView).display,
+        await wait_for(lambda: app.screen.query(WarpTimeline) and app.screen.query_one(WarpTimeline).display,
                        what="the timeline")
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         assert timeline.warps.clock_khz == 1_980_000
         assert "1,338 (" in str(timeline.border_title) and " ns" not in str(timeline.border_title)  # trace units
         assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
@@ -132,7 +132,7 @@ async def test_the_table_and_back_keep_a_closed_group_s_row():
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         await pilot.press("c", "down")
         row, event = timeline.row, timeline.selected
         assert timeline.warp_rows[row].label == "▸ SM 6 CTA 11"
@@ -144,16 +144,16 @@ async def test_the_table_and_back_keep_a_closed_group_s_row():
 def warps_held_back(monkeypatch) -> threading.Event:
     """The real capture's 512 events read as a large trace's (off the UI thread), and its warps held back until the
     event returned is set."""
-    from proton_tui.tui.screens import viewer
+    from proton_tui.tui.widgets import profile_views
 
-    monkeypatch.setattr(viewer, "WARPS_IN_BACKGROUND", 100)
-    release, real = threading.Event(), viewer.warp_trace
+    monkeypatch.setattr(profile_views, "WARPS_IN_BACKGROUND", 100)
+    release, real = threading.Event(), profile_views.warp_trace
 
     def held(trace, clock_khz):
         release.wait(30)
         return real(trace, clock_khz)
 
-    monkeypatch.setattr(viewer, "warp_trace", held)
+    monkeypatch.setattr(profile_views, "warp_trace", held)
     return release
 
 
@@ -164,7 +164,7 @@ async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         assert "reading the warps of 512 events" in str(timeline.border_title)
         await pilot.press("f1")  # the UI answers while the warps are read
         await wait_for(lambda: app.screen.__class__.__name__ == "HelpScreen", 10, "the help screen")
@@ -179,7 +179,7 @@ async def test_warps_landing_after_going_back_to_the_table_leave_its_details(mon
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        timeline = app.screen.query_one(TimelineView)
+        timeline = app.screen.query_one(WarpTimeline)
         await pilot.press("t")  # back to the table before the warps are read
         await pilot.pause()
         before = details(app)

@@ -1,5 +1,5 @@
-"""What the screens that run a job of several processes (the box check, the doctor) share: a stop event that ends
-every process group, running until a report or a problem arrives, Cancel while running and Back once ended."""
+"""What the screens that run a job (a capture, the box check, the doctor) share: a stop event that ends every process
+group, running until a report or a problem arrives, Cancel while running and Back once ended."""
 
 from __future__ import annotations
 

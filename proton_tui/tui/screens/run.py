@@ -1,4 +1,5 @@
-"""The run screen: the payload's output streamed live, a status line, then the verdict."""
+"""The run screen: the payload's output streamed live, a status line, then the verdict; its lifecycle (stop,
+running, Cancel and Back) is the job screens' (`job.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Static
 
 from ...capture.check import interpreter_seconds
@@ -26,9 +26,10 @@ from ..widgets.batched_log import FLUSH_S, BatchedLog
 from ..widgets.key_bar import KeyBar
 from ..widgets.summary import Summary
 from ..widgets.verdict import VerdictPanel
+from .job import JobScreen
 
 
-class RunScreen(Screen):
+class RunScreen(JobScreen):
     """Runs one capture (or shows a finished one) with its output, status and verdict."""
 
     BINDINGS = [
@@ -38,14 +39,13 @@ class RunScreen(Screen):
         Binding("f4", "app.show_runs", "Runs"),
         Binding("f1", "app.help", "Help"),
     ]
+    CANCEL_NOTICE = "Cancelling: ending the run's process group…"
 
     def __init__(self, params: RunParams | None = None, finished: RunResult | None = None) -> None:
         super().__init__()
         self.params = params
         self.result = finished
-        self.problem: str | None = None
         self.signals = finished.signals if finished is not None else OutputSignals()  # as the run engine read them
-        self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.run_dir: str | None = None
 
@@ -75,17 +75,18 @@ class RunScreen(Screen):
             self.show_result()
 
     @property
-    def running(self) -> bool:
-        return self.result is None and self.problem is None
+    def result(self) -> RunResult | None:
+        """The run's result: the job's report, once it ended."""
+        return self.report
+
+    @result.setter
+    def result(self, result: RunResult | None) -> None:
+        self.report = result
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "cancel":
-            return self.running
         if action == "view":
             return self.result is not None and self.has_capture(self.result)
-        if action == "back":
-            return (not self.running) or None
-        return True
+        return super().check_action(action, parameters)
 
     # ---- the run ------------------------------------------------------------------------------------------------
     @work(exclusive=True, group="capture", exit_on_error=False)
@@ -163,11 +164,6 @@ class RunScreen(Screen):
         self.query_one("#run-status", Summary).update(self.status_text())
 
     # ---- actions ------------------------------------------------------------------------------------------------
-    def action_cancel(self) -> None:
-        if self.running:
-            self.stop.set()
-            self.notify("Cancelling: ending the run's process group…", timeout=2)
-
     @staticmethod
     def has_capture(result: RunResult) -> bool:
         """A capture to show: loaded and not empty, or (a run read back from its folder) still on disk."""
@@ -181,7 +177,3 @@ class RunScreen(Screen):
         if result is None or not self.has_capture(result):
             return
         self.post_message(ViewCapture(result.profile, result))  # a run read back from its folder: opened by the app
-
-    def action_back(self) -> None:
-        if not self.running:
-            self.dismiss()

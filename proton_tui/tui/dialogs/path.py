@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 from ...console import near_path, printable
 from ...diff import DiffError
 from ...hatchet import CaptureError
-from .key_bar import KeyBar
+from ..widgets.key_bar import KeyBar
 
 
 class PathDialog(ModalScreen):

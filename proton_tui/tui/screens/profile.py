@@ -1,9 +1,8 @@
-"""The capture viewer: the header, the kernel-time table, the selected row's details; filter, search, export and
-compare."""
+"""The capture viewer: the header, then one view of the capture (the kernel-time table, the flame view or the trace's
+timeline: `widgets/profile_views.py`), the selected item's details; filter, search, export and compare."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,11 +10,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Label, Static
 
 from ...capture.rundir import DEFAULT_OUTPUT
 from ...console import printable, size_text
@@ -25,7 +23,6 @@ from ...filters import FilterError, ViewFilter
 from ...flame import merged_text
 from ...formatting import counted, format_percent
 from ...hatchet import Profile, pending_capture
-from ...hatchet.trace import Trace
 from ...names import Names, demangler_available
 from ...report import (
     bandwidth_notes,
@@ -37,27 +34,24 @@ from ...report import (
     kernel_details,
     node_details,
 )
-from ...warps import warp_trace
-from ..messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog, WarpsRead
+from ..dialogs.path import PathDialog
+from ..messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from ..opening import Opening
+from ..widgets.filter_bar import FilterBar, SearchBar
 from ..widgets.flame_view import FlameView
 from ..widgets.key_bar import KeyBar
-from ..widgets.path_dialog import PathDialog
 from ..widgets.profile_table import ProfileTable
+from ..widgets.profile_views import ProfileViews
 from ..widgets.summary import Summary
-from ..widgets.timeline_view import TimelineView
+from ..widgets.timeline import TimelineView, WarpTimeline
 from ..widgets.verdict import VerdictPanel
 
 if TYPE_CHECKING:
     from ...capture.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
-# Trace events above which an instrumentation trace's warps are worked out off the UI thread; calibrated on the
-# 2-core CPU machine with the payload-shaped trace (docs/measurements.md, row 71).
-WARPS_IN_BACKGROUND = 20_000
 FILTER_DELAY_S = 0.3
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
-FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
 
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
@@ -113,18 +107,15 @@ class ProfileScreen(Screen):
         yield KeyBar()
 
     def body(self) -> list[Widget]:
-        """What shows the profile under its summary: the table and the details, or why there is nothing to show.
-        While the capture is read they are mounted hidden and empty: their mount is then not part of the wait."""
+        """What shows the profile under its summary: its views (the table first) and the details, or why there is
+        nothing to show. While the capture is read they are mounted hidden and empty: their mount is then not part
+        of the wait."""
         if self.profile is not None and self.profile.is_root_only:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
         detail = Static(id="detail")
         detail.border_title = "Details"
-        widgets = [ProfileTable(self.profile, id="table"), detail]
-        for widget in widgets:
-            widget.display = self.profile is not None
-        flame, timeline = FlameView(id="flame"), TimelineView(id="timeline")
-        flame.display = timeline.display = False
-        return [widgets[0], flame, timeline, widgets[1]]
+        detail.display = self.profile is not None
+        return [ProfileViews(self.profile, id="views"), detail]
 
     def on_mount(self) -> None:
         if self.profile is None:  # the app calls finish_opening once this screen is on the terminal
@@ -172,14 +163,15 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#table, #flame, #timeline, #detail")
+        table, body = self.query_one(ProfileTable), self.query("#views, #detail")
         if self.profile.is_root_only:
             await body.remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
             table.load(self.profile)
             self.filter_first()
-            self.query("#table, #detail").set(display=True)  # the flame view waits for its key
+            self.views.current = "table"  # the flame view waits for its key
+            self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
     def filter_first(self) -> None:
@@ -228,18 +220,6 @@ class ProfileScreen(Screen):
             line += f"  {counted(notes, 'note')} in ROOT's details"
         return line
 
-    @work(thread=True, exclusive=True, group="warps", exit_on_error=False)
-    def read_warps(self, trace: Trace, clock_khz: float | None) -> None:
-        """An instrumentation trace's launches and per-scope statistics, off the UI thread."""
-        self.post_message(WarpsRead(trace, clock_khz, warp_trace(trace, clock_khz)))
-
-    def on_warps_read(self, message: WarpsRead) -> None:
-        if self.profile is None or message.trace is not self.profile.trace:
-            return
-        timeline = self.query_one(TimelineView)
-        timeline.show(message.trace, self.query_one(ProfileTable).display_spec.names, message.clock_khz,
-                      warps=message.warps)
-
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
     def load_readable_names(self) -> None:
@@ -249,86 +229,32 @@ class ProfileScreen(Screen):
     def on_names_ready(self, message: NamesReady) -> None:
         table = self.query_one(ProfileTable)
         table.set_names(message.names.with_raw(table.display_spec.names.raw))
-        self.refresh_flame()
-        if self.query("#timeline") and (timeline := self.query_one(TimelineView)).trace is not None:
-            timeline.names = table.display_spec.names
-            if timeline.display and timeline.selected is not None:
-                timeline.select(timeline.selected)  # its details with the readable names
+        self.views.names_changed()
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
             self.notify("c++filt not found: C++ names stay mangled (install binutils)", severity="warning")
 
-    # ---- the flame view -----------------------------------------------------------------------------------------
+    # ---- the views: table, flame, timeline ----------------------------------------------------------------------
     @property
-    def flame_shown(self) -> bool:
-        flame = self.query("#flame")
-        return bool(flame) and flame.first().display
+    def views(self) -> ProfileViews:
+        return self.query_one(ProfileViews)
 
     def action_toggle_timeline(self) -> None:
         """Between the table and the trace's timeline."""
-        table, timeline = self.query_one(ProfileTable), self.query_one(TimelineView)
-        if timeline.display:
-            timeline.display, table.display = False, True
-            table.focus()
-            table.cursor = table.cursor  # the details follow the table again
-            return
-        if self.flame_shown:
-            self.query_one(FlameView).display = False
-        table.display, timeline.display = False, True
-        timeline.names = table.display_spec.names  # the names as the table shows them (readable or raw)
-        if timeline.trace is not self.profile.trace:
-            clock = self.profile.run_clock_khz  # the SM clock given, or the one the trace's run reported
-            trace = self.profile.trace
-            if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
-                timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
-                self.read_warps(trace, clock)
-            else:
-                timeline.show(trace, table.display_spec.names, clock)
-        elif timeline.selected is not None:
-            timeline.select(timeline.selected)
-        timeline.focus()
+        self.views.toggle_timeline(self.profile)
 
-    @on(TimelineView.Left)
-    def leave_timeline(self) -> None:
-        self.action_toggle_timeline()
+    def action_toggle_flame(self) -> None:
+        """Between the table and the flame view, on the same node."""
+        self.views.toggle_flame()
 
     @on(TimelineView.Selected)
     def timeline_selected(self, event: TimelineView.Selected) -> None:
         if not event.view.display:  # its warps landed while the table was shown: the table keeps the details
             return
-        self.detail_rows = event_details(event.view.trace, event.event, event.view.names, event.view.warps)
+        warps = event.view.warps if isinstance(event.view, WarpTimeline) else None
+        self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
         self.show_details()
-
-    def action_toggle_flame(self) -> None:
-        """Between the table and the flame view, on the same node."""
-        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
-        if self.query("#timeline") and self.query_one(TimelineView).display:
-            self.query_one(TimelineView).display = False
-            table.display = True
-        if not flame.display:
-            node = table.current_node
-            flame.show(table.display_spec, 0 if node is None else node)
-            table.display, flame.display = False, True
-            flame.focus()
-        else:
-            self.leave_flame()
-
-    @on(FlameView.Left)
-    def leave_flame(self) -> None:
-        table, flame = self.query_one(ProfileTable), self.query_one(FlameView)
-        frame = flame.selected
-        flame.display, table.display = False, True
-        if frame is not None:
-            table.select_node(frame.node if frame.node is not None else frame.merged[0])
-        table.focus()
-
-    def refresh_flame(self) -> None:
-        """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
-        if self.flame_shown:
-            flame = self.query_one(FlameView)
-            node = flame.selected.node if flame.selected is not None else 0
-            flame.show(self.query_one(ProfileTable).display_spec, 0 if node is None else node)
 
     @on(FlameView.Selected)
     def flame_selected(self, event: FlameView.Selected) -> None:
@@ -360,36 +286,25 @@ class ProfileScreen(Screen):
 
     # ---- filter and search --------------------------------------------------------------------------------------
     async def mount_bars(self) -> None:
-        """The filter bar above the table and the search bar below it, hidden, once one is first asked for: their
+        """The filter bar above the views and the search bar below them, hidden, once one is first asked for: their
         five inputs were part of every viewer's start (docs/measurements.md)."""
         if self.query("#filter-bar"):
             return
-        filter_bar = Horizontal(
-            Input(placeholder="include regex", id="include"),
-            Input(placeholder="exclude regex", id="exclude"),
-            Input(placeholder="min % of total", id="threshold", type="number"),
-            Input(placeholder="max depth", id="depth", type="integer"),
-            id="filter-bar", classes="bar",
-        )
-        search_bar = Horizontal(
-            Input(placeholder="search names (regex, case-insensitive); Enter to find, n/N next/previous", id="search"),
-            id="search-bar", classes="bar",
-        )
+        filter_bar, search_bar = FilterBar(id="filter-bar", classes="bar"), SearchBar(id="search-bar", classes="bar")
         error = Label("", id="filter-error", classes="error")
         filter_bar.display = search_bar.display = error.display = False
-        table = self.query_one(ProfileTable)
-        await self.mount(filter_bar, error, before=table)
-        await self.mount(search_bar, after=table)
+        await self.mount(filter_bar, error, before=self.views)
+        await self.mount(search_bar, after=self.views)
 
     async def action_filter(self) -> None:
         await self.mount_bars()
         self.query_one("#filter-bar").display = True
-        self.query_one("#include", Input).focus()
+        self.query_one("#include").focus()
 
     async def action_search(self) -> None:
         await self.mount_bars()
         self.query_one("#search-bar").display = True
-        self.query_one("#search", Input).focus()
+        self.query_one("#search").focus()
 
     def action_close_bars(self) -> None:
         for bar in self.query(".bar"):
@@ -415,19 +330,19 @@ class ProfileScreen(Screen):
     def action_clear_filter(self) -> None:
         if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
             return
-        for field in ("include", "exclude", "threshold", "depth", "search"):
-            self.query_one(f"#{field}", Input).value = ""
+        self.query_one(FilterBar).clear()
+        self.query_one(SearchBar).clear()
         self.apply_filter()
         self.query_one(ProfileTable).clear_matches()
 
-    @on(Input.Changed, "#filter-bar Input")
+    @on(FilterBar.Edited)
     def filter_changed(self) -> None:
         if self.profile.node_count <= LIVE_FILTER_NODES:
             if self.filter_timer is not None:
                 self.filter_timer.stop()
             self.filter_timer = self.set_timer(FILTER_DELAY_S, self.apply_filter)
 
-    @on(Input.Submitted, "#filter-bar Input")
+    @on(FilterBar.Submitted)
     def filter_submitted(self) -> None:
         self.apply_filter()
         self.query_one(ProfileTable).focus()
@@ -435,9 +350,8 @@ class ProfileScreen(Screen):
     def apply_filter(self) -> None:
         """Prune the table from the filter bar: include/exclude recompute totals; threshold and depth hide rows."""
         error_label = self.query_one("#filter-error", Label)
-        values = {field: self.query_one(f"#{field}", Input).value for field in FILTER_LABELS}
         try:
-            chosen = ViewFilter.parse(**values, labels=FILTER_LABELS, show_empty=self.view_filter.show_empty)
+            chosen = self.query_one(FilterBar).chosen(show_empty=self.view_filter.show_empty)
         except FilterError as error:
             error_label.update(Text(str(error)))
             error_label.display = True
@@ -452,7 +366,7 @@ class ProfileScreen(Screen):
         shown = chosen.shown(self.profile, table.display_spec.names)
         table.redisplay(profile=shown.profile, visible=shown.visible, hidden_empty=shown.hidden_empty)
         self.query_one("#summary", Summary).update(Text(self.summary_text(shown.profile)))
-        self.refresh_flame()
+        self.views.refresh_flame()
 
     def action_toggle_empty(self) -> None:
         """Show or hide the frames with no time in their whole subtree."""
@@ -464,18 +378,14 @@ class ProfileScreen(Screen):
         else:
             self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
 
-    @on(Input.Submitted, "#search")
-    def search_submitted(self, event: Input.Submitted) -> None:
+    @on(SearchBar.Submitted)
+    def search_submitted(self, event: SearchBar.Submitted) -> None:
         table = self.query_one(ProfileTable)
-        if not event.value:
+        if event.pattern is None:
             table.clear_matches()
             return
-        try:
-            pattern = re.compile(event.value, re.IGNORECASE)
-        except re.error:
-            pattern = re.compile(re.escape(event.value), re.IGNORECASE)
-        found = table.search(pattern)
-        self.notify(f"{found} match(es) for {event.value!r}" + ("; n/N next/previous" if found > 1 else ""),
+        found = table.search(event.pattern)
+        self.notify(f"{found} match(es) for {event.text!r}" + ("; n/N next/previous" if found > 1 else ""),
                     timeout=3, markup=False)
         table.focus()
 

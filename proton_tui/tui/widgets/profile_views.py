@@ -1,0 +1,139 @@
+"""A capture's views, one shown at a time: the kernel-time table, the flame view on the table's node, and a trace's
+timeline (its lanes, or an instrumentation trace's warps, worked out off the UI thread when the trace is large). The
+views announce what is selected; the screen shows its details."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.widgets import ContentSwitcher
+
+from ...hatchet import Profile
+from ...hatchet.trace import Trace
+from ...names import Names
+from ...warps import WarpTrace, warp_trace
+from ..messages import WarpsRead
+from .flame_view import FlameView
+from .profile_table import ProfileTable
+from .timeline import LaneTimeline, TimelineView, WarpTimeline
+
+# Trace events above which an instrumentation trace's warps are worked out off the UI thread; calibrated on the
+# 2-core CPU machine with the payload-shaped trace (docs/measurements.md, row 71).
+WARPS_IN_BACKGROUND = 20_000
+
+
+class ProfileViews(ContentSwitcher):
+    """The table, the flame view and the two timelines; none shown while the capture is read."""
+
+    def __init__(self, profile: Profile | None, *, id: str | None = None) -> None:
+        super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"),
+                         LaneTimeline(id="timeline", classes="timeline"), WarpTimeline(id="warps", classes="timeline"),
+                         id=id, initial="table" if profile is not None else None)
+        self.trace: Trace | None = None  # the trace a timeline was asked for
+
+    @property
+    def table(self) -> ProfileTable:
+        return self.query_one(ProfileTable)
+
+    def show_table(self) -> ProfileTable:
+        self.current = "table"
+        self.table.focus()
+        return self.table
+
+    # ---- the flame view -----------------------------------------------------------------------------------------
+    def toggle_flame(self) -> None:
+        """Between the table and the flame view, on the same node."""
+        if self.current == "flame":
+            self.leave_flame()
+            return
+        table, flame = self.table, self.query_one(FlameView)
+        node = table.current_node
+        flame.show(table.display_spec, 0 if node is None else node)
+        self.current = "flame"
+        flame.focus()
+
+    @on(FlameView.Left)
+    def leave_flame(self, event: FlameView.Left | None = None) -> None:
+        if event is not None:
+            event.stop()
+        frame = self.query_one(FlameView).selected
+        table = self.show_table()
+        if frame is not None:
+            table.select_node(frame.node if frame.node is not None else frame.merged[0])
+
+    def refresh_flame(self) -> None:
+        """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
+        if self.current == "flame":
+            flame = self.query_one(FlameView)
+            node = flame.selected.node if flame.selected is not None else 0
+            flame.show(self.table.display_spec, 0 if node is None else node)
+
+    # ---- the timeline -------------------------------------------------------------------------------------------
+    def timeline_for(self, warps: WarpTrace | None) -> TimelineView:
+        """The warp timeline when `warps` has a launch, else the lane timeline."""
+        return self.query_one(WarpTimeline) if warps is not None and warps.launches else self.query_one(LaneTimeline)
+
+    def show_timeline(self, trace: Trace, names: Names, warps: WarpTrace | None) -> TimelineView:
+        """`trace` on the timeline for `warps`, which is returned."""
+        timeline = self.timeline_for(warps)
+        if isinstance(timeline, WarpTimeline):
+            timeline.show(trace, names, warps)
+        else:
+            timeline.show(trace, names)
+        return timeline
+
+    def toggle_timeline(self, profile: Profile) -> None:
+        """Between the table and the trace of `profile` on its timeline."""
+        if self.current in ("timeline", "warps"):
+            self.leave_timeline()
+            return
+        names, trace = self.table.display_spec.names, profile.trace
+        self.trace = trace
+        # the timeline already on this trace, if any
+        timeline = next((view for view in self.query(TimelineView) if view.trace is trace), None)
+        if timeline is None:
+            clock = profile.run_clock_khz  # the SM clock given, or the one the trace's run reported
+            if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
+                timeline = self.query_one(WarpTimeline)
+                self.current = timeline.id
+                timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
+                self.read_warps(trace, clock)
+            else:
+                warps = warp_trace(trace, clock)
+                self.current = self.timeline_for(warps).id
+                timeline = self.show_timeline(trace, names, warps)
+        else:
+            self.current = timeline.id
+            timeline.names = names  # the names as the table shows them (readable or raw)
+            if timeline.selected is not None:
+                timeline.select(timeline.selected)
+        timeline.focus()
+
+    @on(TimelineView.Left)
+    def leave_timeline(self, event: TimelineView.Left | None = None) -> None:
+        if event is not None:
+            event.stop()
+        table = self.show_table()
+        table.cursor = table.cursor  # the details follow the table again
+
+    @work(thread=True, exclusive=True, group="warps", exit_on_error=False)
+    def read_warps(self, trace: Trace, clock_khz: float | None) -> None:
+        """An instrumentation trace's launches and per-scope statistics, off the UI thread."""
+        self.post_message(WarpsRead(trace, clock_khz, warp_trace(trace, clock_khz)))
+
+    def on_warps_read(self, message: WarpsRead) -> None:
+        message.stop()
+        if message.trace is not self.trace:
+            return
+        shown = self.show_timeline(message.trace, self.table.display_spec.names, message.warps)
+        if self.current == "warps" and shown.id != "warps":  # no launch after all: the lanes instead
+            self.current = shown.id
+            shown.focus()
+
+    def names_changed(self) -> None:
+        """The table's names changed (readable ones landed): the other views show them too."""
+        self.refresh_flame()
+        for timeline in self.query(TimelineView):
+            if timeline.trace is not None:
+                timeline.names = self.table.display_spec.names
+                if timeline.display and timeline.selected is not None:
+                    timeline.select(timeline.selected)  # its details with the readable names

@@ -1,0 +1,284 @@
+"""What both timelines share: a time ruler, then one row of bars to scale per row of `proton_tui.timeline`'s layout.
+Arrows move between bars and rows, + and - zoom about the selected bar, h and l pan, 0 shows it all, Enter zooms onto
+the selected bar; a click selects, the wheel zooms about the pointer (with shift: pans). The selected event is
+announced (`Selected`); Escape asks for the table (`Left`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ....hatchet.trace import Trace
+from ....names import Names
+from ....timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
+from ..table_rows import fit
+
+NAME_WIDTH = 18  # cells of the row names' column
+PAN_SHARE = 0.25  # h and l move the window by this share of its width
+FOCUS_MARGIN = 4.0  # Enter shows the selected event as a quarter of the window
+
+
+class TimelineView(ScrollView, can_focus=True):
+    """A trace's rows over a window of its time, one event selected. Each kind of timeline says what its rows are
+    (`_sources`), how its title reads (`_title`) and how a row is drawn (`_line`)."""
+
+    # the keys both timelines share; each adds its own (n, Escape, N first: the order the key bar and help list)
+    BINDINGS = [
+        Binding("left", "move(-1)", "Previous", show=False),
+        Binding("right", "move(1)", "Next", show=False),
+        Binding("up", "lane(-1)", "Lane up", show=False),
+        Binding("down", "lane(1)", "Lane down", show=False),
+        Binding("plus,equals_sign", f"zoom({ZOOM_STEP})", "Zoom in"),
+        Binding("minus", f"zoom({1 / ZOOM_STEP})", "Zoom out"),
+        Binding("h", "pan(-1)", "Earlier", show=False),
+        Binding("l", "pan(1)", "Later", show=False),
+        Binding("0", "fit", "All"),
+        Binding("enter", "focus_event", "Zoom to it"),
+    ]
+
+    COMPONENT_CLASSES = {"timeline-view--kernel", "timeline-view--scope", "timeline-view--other",
+                         "timeline-view--selected", "timeline-view--ruler", "timeline-view--lane",
+                         "timeline-view--warp"}
+
+    DEFAULT_CSS = """
+    TimelineView { background: $surface; }
+    TimelineView > .timeline-view--kernel { color: $accent; }
+    TimelineView > .timeline-view--scope { color: $primary; }
+    TimelineView > .timeline-view--other { color: $secondary; }
+    TimelineView > .timeline-view--selected { color: $warning; text-style: bold reverse; }
+    TimelineView > .timeline-view--ruler { color: $text-muted; background: $panel; }
+    TimelineView > .timeline-view--lane { color: $text; text-style: bold; }
+    TimelineView > .timeline-view--warp { color: $text-muted; }
+    """
+
+    class Left(Message):
+        """Escape: the screen goes back to the table."""
+
+    class Selected(Message):
+        """The selected event changed (an index into the trace's events)."""
+
+        def __init__(self, view: TimelineView, event: int) -> None:
+            super().__init__()
+            self.view, self.event = view, event
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.trace: Trace | None = None
+        self.names = Names()
+        self.window = (0.0, 1.0)
+        self.layout_: TimelineLayout | None = None
+        self.selected: int | None = None
+        self.row: int | None = None  # the selected row: a lane, or a row of the warp timeline
+
+    # ---- what each kind of timeline says ----------------------------------------------------------------------
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The span the window may show: the whole trace."""
+        return self.trace.start, max(self.trace.end, self.trace.start + 1.0)
+
+    def _sources(self) -> list | None:
+        """The layout's rows: None for one per lane."""
+        return None
+
+    def _title(self) -> Text:
+        raise NotImplementedError
+
+    def _line(self, number: int, width: int, base: Style) -> Strip:
+        raise NotImplementedError
+
+    def _ticks(self) -> list[tuple[int, str]]:
+        """The ruler's labels: (cell, text)."""
+        return self.layout_.ruler()
+
+    def _row_for(self, event: int, row: int | None) -> int | None:
+        """The row `event` is selected on: `row` as asked (None: its lane)."""
+        return row
+
+    def _pick(self, bar: Bar) -> int:
+        """The event a bar selects: its first."""
+        return bar.events[0]
+
+    # ---- the window and the selection -------------------------------------------------------------------------
+    @property
+    def bars_width(self) -> int:
+        return max(1, (self.scrollable_content_region.width or self.size.width or 80) - NAME_WIDTH - 1)
+
+    def _lay_out(self) -> None:
+        if self.trace is None:
+            return
+        rows = self._sources()
+        self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=rows is not None)
+        self.virtual_size = Size(self.bars_width + NAME_WIDTH + 1, len(self.layout_.rows) + 1)
+        self.border_title = self._title()
+        self.refresh()
+
+    def select(self, event: int, row: int | None = None) -> None:
+        """Select `event` on `row` (by default the row that holds it)."""
+        self.selected = event
+        row = self._row_for(event, row)
+        self.row = self.trace.events[event].lane if row is None else row
+        bar = self.layout_.bar_of(event, self.row) if self.layout_ is not None else None
+        if bar is None:  # outside the window: move the window to it, keeping its width
+            item, (start, end) = self.trace.events[event], self.window
+            self.window = panned(start, end, (item.start - (start + end) / 2) / (end - start), self.bounds)
+            self._lay_out()
+        self._row_in_view()
+        self.refresh()
+        self.post_message(self.Selected(self, event))
+
+    def _row_in_view(self) -> None:
+        """Scroll so the selected row shows under the ruler."""
+        rows_shown = max(1, (self.scrollable_content_region.height or self.size.height or 2) - 1)
+        if self.row is None:
+            return
+        if self.row < round(self.scroll_y):
+            self.scroll_to(y=self.row, animate=False, immediate=True)
+        elif self.row >= round(self.scroll_y) + rows_shown:
+            self.scroll_to(y=self.row - rows_shown + 1, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        if self.trace is not None and self.layout_ is not None and self.layout_.width != self.bars_width:
+            self._lay_out()
+
+    def _bar(self) -> Bar | None:
+        """The selected event's bar; the window moved to it first when panning left it outside."""
+        if self.layout_ is None or self.selected is None:
+            return None
+        bar = self.layout_.bar_of(self.selected, self.row)
+        if bar is None:
+            self.select(self.selected, self.row)  # pans to it
+            bar = self.layout_.bar_of(self.selected, self.row)
+        return bar
+
+    # ---- keys and mouse ---------------------------------------------------------------------------------------
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
+
+    def action_move(self, step: int) -> None:
+        bar = self._bar()
+        if bar is None:
+            return
+        row = self.layout_.rows[bar.lane]
+        at = row.index(bar) + step
+        if 0 <= at < len(row):
+            self.select(self._pick(row[at]), bar.lane)
+        else:  # past the window's edge: the row's next event in time, the window following it
+            source = self.layout_.sources[bar.lane]
+            there = source.position(bar.events[0]) - 1 if step < 0 else source.position(bar.events[-1]) + 1
+            if 0 <= there < len(source.members):
+                self.select(source.members[there], bar.lane)
+
+    def action_lane(self, step: int) -> None:
+        bar = self._bar()
+        if bar is None:
+            return
+        lane = bar.lane + step
+        while 0 <= lane < len(self.layout_.rows) and not self.layout_.rows[lane]:
+            lane += step
+        if 0 <= lane < len(self.layout_.rows):
+            nearest = min(self.layout_.rows[lane], key=lambda other: abs(other.x - bar.x))
+            self.select(self._pick(nearest), lane)
+
+    def action_zoom(self, factor: float) -> None:
+        if self.trace is None:
+            return
+        centre = self.trace.events[self.selected].start if self.selected is not None else sum(self.window) / 2
+        self.window = zoomed(*self.window, factor, centre, self.bounds)
+        self._lay_out()
+
+    def action_pan(self, direction: int) -> None:
+        if self.trace is not None:
+            self.window = panned(*self.window, direction * PAN_SHARE, self.bounds)
+            self._lay_out()
+
+    def action_fit(self) -> None:
+        if self.trace is not None:
+            self.window = self.bounds
+            self._lay_out()
+
+    def action_focus_event(self) -> None:
+        if self.trace is None or self.selected is None:
+            return
+        event = self.trace.events[self.selected]
+        width = max(event.duration * FOCUS_MARGIN, 10.0)
+        middle = event.start + event.duration / 2
+        self.window = zoomed(middle - width / 2, middle + width / 2, 1.0, middle, self.bounds)
+        self._lay_out()
+
+    def _wheel(self, event, factor: float) -> None:
+        """The mouse wheel zooms about the time under the pointer (shift: pans instead)."""
+        event.prevent_default()
+        event.stop()
+        if self.layout_ is None:
+            return
+        if event.shift:
+            self.action_pan(1 if factor < 1 else -1)
+            return
+        inside = event.get_content_offset(self)
+        x = min(max((inside.x if inside is not None else 0) - NAME_WIDTH - 1, 0), self.layout_.width - 1)
+        self.window = zoomed(*self.window, factor, self.layout_.start + (x + 0.5) * self.layout_.cell_ns,
+                             self.bounds)
+        self._lay_out()
+
+    def on_mouse_scroll_up(self, event) -> None:
+        self._wheel(event, ZOOM_STEP)
+
+    def on_mouse_scroll_down(self, event) -> None:
+        self._wheel(event, 1 / ZOOM_STEP)
+
+    def on_click(self, event) -> None:
+        inside = event.get_content_offset(self)
+        if self.layout_ is None or inside is None:
+            return
+        lane, x = round(self.scroll_y) + inside.y - 1, inside.x - NAME_WIDTH - 1
+        if (bar := self.layout_.at(lane, x)) is not None:
+            self.select(self._pick(bar), lane)
+
+    # ---- drawing ----------------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if self.layout_ is None:
+            return Strip.blank(width, base)
+        if y == 0:
+            ruler = [" "] * self.layout_.width
+            for x, label in self._ticks():
+                text = "┆" + label
+                if x + len(text) <= self.layout_.width:
+                    ruler[x:x + len(text)] = text
+            style = base + self.get_component_rich_style("timeline-view--ruler")
+            return Strip([Segment(fit("time →", NAME_WIDTH) + " " + "".join(ruler), style)], width) \
+                .adjust_cell_length(width, base)
+        lane = round(self.scroll_y) + y - 1
+        if lane >= len(self.layout_.rows):
+            return Strip.blank(width, base)
+        return self._line(lane, width, base)
+
+    def _row_strip(self, number: int, name: str, name_class: str, width: int, base: Style,
+                   look: Callable[[Bar], tuple[str, bool, str | None]]) -> Strip:
+        """Row `number`: its name, then its bars. `look(bar)`: the component class its colour comes from
+        ("kernel", "scope", "other"), whether it is selected, and the name written inside it (None: a solid bar,
+        "▓" where it stands for several events)."""
+        segments = [Segment(fit(name, NAME_WIDTH) + " ", base + self.get_component_rich_style(name_class))]
+        at = 0
+        for bar in self.layout_.rows[number]:
+            if bar.x > at:
+                segments.append(Segment(" " * (bar.x - at), base))
+            which, selected, label = look(bar)
+            style = base + self.get_component_rich_style(f"timeline-view--{which}")
+            if selected:
+                style += self.get_component_rich_style("timeline-view--selected")
+            if label is not None:
+                segments.append(Segment(fit(" " + label, bar.width), style + Style(reverse=True)))
+            else:
+                segments.append(Segment(("█" if len(bar.events) == 1 else "▓") * bar.width, style))
+            at = bar.end
+        return Strip(segments).adjust_cell_length(width, base)

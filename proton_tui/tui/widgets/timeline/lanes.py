@@ -1,0 +1,58 @@
+"""The timeline of a trace: one row per lane (GPU streams, CPU threads) with its kernels and scopes as bars to scale
+(`proton_tui.timeline` lays them out); n and N jump to the next and previous launch of the same kernel."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.strip import Strip
+
+from ....console import printable
+from ....formatting import format_value
+from ....hatchet.trace import Trace
+from ....names import Names
+from ....timeline import Bar
+from .base import TimelineView
+
+
+class LaneTimeline(TimelineView):
+    """A trace's lanes over a window of its time, one event selected."""
+
+    BINDINGS = [
+        Binding("n", "launch(1)", "Next launch"),
+        Binding("escape", "leave", "Table", show=False),
+        Binding("N", "launch(-1)", "Previous launch", show=False),
+    ]
+
+    def show(self, trace: Trace, names: Names | None = None) -> None:
+        """Show all of `trace`, its first kernel selected."""
+        self.trace, self.names = trace, names or self.names
+        self.window = self.bounds
+        kernels = [i for i, event in enumerate(trace.events) if event.category == "kernel"]
+        self._lay_out()
+        if trace.events:
+            self.select(kernels[0] if kernels else 0)
+
+    def _title(self) -> Text:
+        start, end = self.window
+        return Text(f"Timeline: {format_value(start, 'ns')} – {format_value(end, 'ns')} "
+                    f"({format_value(self.layout_.cell_ns, 'ns')} a cell)")
+
+    def action_launch(self, step: int) -> None:
+        if self.trace is not None and self.selected is not None:
+            there = self.trace.next_launch(self.selected, step) if self.trace.events[self.selected].category == \
+                "kernel" else None
+            if there is not None:
+                self.select(there)
+
+    def _line(self, number: int, width: int, base: Style) -> Strip:
+        """A lane: its name, then its events as bars coloured by kind."""
+
+        def look(bar: Bar) -> tuple[str, bool, None]:
+            category = self.trace.events[bar.events[0]].category
+            which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
+            return which, self.selected in bar.events, None
+
+        return self._row_strip(number, printable(self.trace.lanes[number].name), "timeline-view--lane", width, base,
+                               look)
