@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from proton_tui.hatchet import load_profile
-from proton_tui.names import Names
 from proton_tui.report import event_details
-from proton_tui.timeline import TimelineLayout
+from proton_tui.view.names import Names
+from proton_tui.view.timeline import TimelineLayout
 
 WIDTH = 140
 

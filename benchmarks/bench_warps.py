@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from proton_tui.hatchet import load_profile
-from proton_tui.warps import warp_trace
+from proton_tui.view.warps import warp_trace
 
 
 def main() -> None:

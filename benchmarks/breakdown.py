@@ -32,8 +32,8 @@ def main() -> int:
         gc.disable()
     print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
     start = time.perf_counter()
-    from proton_tui import formatting, hatchet, report
     from proton_tui.hatchet import pieces, reader
+    from proton_tui.view import formatting, hatchet, report
 
     print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
     with reader.mapped(path) as data:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from proton_tui.capture.runner import _proc_stat
+from proton_tui.engine.runner import _proc_stat
 
 
 def rss_bytes(pid: int) -> int:

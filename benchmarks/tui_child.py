@@ -42,7 +42,7 @@ def main() -> int:
         profiler.enable()
     out: dict = {}
     importlib.import_module("proton_tui.entry")  # `proton-tui view FILE` starts here
-    viewer = importlib.import_module("proton_tui.viewer")
+    viewer = importlib.import_module("proton_tui.tui.launch")
     from proton_tui.hatchet import PendingLoad
 
     out["import"] = now()

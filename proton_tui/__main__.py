@@ -1,5 +1,5 @@
 """`python -m proton_tui` runs the command line."""
 
-from .entry import main
+from proton_tui.entry import main
 
 main()

@@ -15,8 +15,8 @@ def main() -> None:
     """Console-script entry."""
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "view" and not args[1].startswith("-") and sys.stdout.isatty():
-        from .console import error_line
-        from .viewer import open_viewer
+        from proton_tui.console import error_line
+        from proton_tui.tui.launch import open_viewer
 
         try:
             error = open_viewer(Path(args[1]))
@@ -27,6 +27,6 @@ def main() -> None:
             print(error_line(error), file=sys.stderr)
             sys.exit(2)
         sys.exit(0)
-    from .cli import main as command_line
+    from proton_tui.cli import main as command_line
 
     command_line()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from . import JSON_SCHEMA
+from proton_tui import JSON_SCHEMA
 
 
 class RecordError(ValueError):
@@ -256,7 +256,7 @@ def read_run_record(path: Path) -> RunRecord:
 
 # ---- check.json --------------------------------------------------------------------------------------------------
 class CheckRow(msgspec.Struct):
-    """One GPU's (or ``--cpu`` job's) result of a box check. Numbers are None where unknown (capture.check says
+    """One GPU's (or ``--cpu`` job's) result of a box check. Numbers are None where unknown (engine.check says
     where each comes from)."""
 
     index: int

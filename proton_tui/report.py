@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
-from . import JSON_SCHEMA
-from .console import printable, without_escapes
-from .display import Display
-from .formatting import (
+from proton_tui import JSON_SCHEMA
+from proton_tui.console import printable, without_escapes
+from proton_tui.hatchet import KernelStats, Profile
+from proton_tui.hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
+from proton_tui.hatchet.profile import NO_UNIT
+from proton_tui.view.display import Display
+from proton_tui.view.formatting import (
     Column,
     aligned_row,
     columns,
@@ -28,15 +31,12 @@ from .formatting import (
     kernel_cells,
     node_cells,
 )
-from .hatchet import KernelStats, Profile
-from .hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
-from .hatchet.profile import NO_UNIT
-from .names import Names
-from .warps import TRACE_UNITS, Warp, cycles_of
+from proton_tui.view.names import Names
+from proton_tui.view.warps import TRACE_UNITS, Warp, cycles_of
 
 if TYPE_CHECKING:
-    from .hatchet.trace import Trace
-    from .warps import ScopeStats, WarpTrace
+    from proton_tui.hatchet.trace import Trace
+    from proton_tui.view.warps import ScopeStats, WarpTrace
 
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
 
@@ -280,7 +280,7 @@ def trace_lines(trace: Trace, clock_khz: int | None = None) -> list[str]:
     and its last one's end: how long the stream waited) and what else it holds. An instrumentation trace's warp lanes
     are not listed one by one: its launches' statistics across warps are (`warp_lines`), in cycles (times only at
     `clock_khz`, the SM clock in kHz, when given)."""
-    from .warps import warp_trace
+    from proton_tui.view.warps import warp_trace
 
     warps = warp_trace(trace, clock_khz)
     span = trace.end - trace.start
@@ -572,7 +572,7 @@ def stats_text(warps: WarpTrace, scope: ScopeStats) -> str:
 def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:
     """A trace's lanes for scripts: name, kind, busy time, idle gaps (start, end), kernels; times in ns from the
     trace's first event. An instrumentation trace adds `warps` (`warps_record`)."""
-    from .warps import warp_trace
+    from proton_tui.view.warps import warp_trace
 
     lanes = []
     for number, lane in enumerate(trace.lanes):

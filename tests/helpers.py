@@ -21,7 +21,7 @@ def h200_probe(**changes):
     """The 2×H200 box's probe answer, recorded there (tests/fixtures/h200_probe.json), with `changes` made to it."""
     from dataclasses import replace
 
-    from proton_tui.capture.probe import InterpreterInfo
+    from proton_tui.engine.probe import InterpreterInfo
 
     fields = json.loads((FIXTURES / "h200_probe.json").read_text())
     return replace(InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}), **changes)

@@ -19,9 +19,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from proton_tui.capture.command import build_command
-from proton_tui.capture.doctor import plan_doctor
-from proton_tui.capture.payload import payload_path
+from proton_tui.engine.command import build_command
+from proton_tui.engine.doctor import plan_doctor
+from proton_tui.engine.payload import payload_path
 
 # Run by the workload interpreter: import what every cell imports, then fork one child per command (argv, env,
 # log path on stdin as JSON) and run it as `python -m …` / `python script …` would; prints each child's seconds.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from proton_tui.capture.gpuhealth import Nvml, Watch, detail_lines, likely_causes
+from proton_tui.engine.gpuhealth import Nvml, Watch, detail_lines, likely_causes
 
 
 def load(device: torch.device, seconds: float) -> None:

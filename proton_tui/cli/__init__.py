@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException
 
-from ..console import error_line
-from . import check, diff, doctor, run, view
-from .common import OutputOption, PythonOption
+from proton_tui.cli import check, diff, doctor, run, view
+from proton_tui.cli.common import OutputOption, PythonOption
+from proton_tui.console import error_line
 
 app = typer.Typer(
     add_completion=False,
@@ -30,12 +30,12 @@ def start(
 ) -> None:
     """With no command, open the interactive session: set parameters, run, explore the capture."""
     if version:
-        from .. import __version__
+        from proton_tui import __version__
 
         typer.echo(f"proton-tui {__version__}")
         raise typer.Exit(0)
     if ctx.invoked_subcommand is None:
-        from ..tui.app import ProtonApp
+        from proton_tui.tui.app import ProtonApp
 
         ProtonApp(python=python, output=output).run_to_the_end()
 

@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..capture.rundir import DEFAULT_OUTPUT
-from .common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
+from proton_tui.cli.common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
+from proton_tui.engine.rundir import DEFAULT_OUTPUT
 
 
 def register(app: typer.Typer) -> None:
@@ -48,9 +48,9 @@ def check(
 ) -> None:
     """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s, and a likely
     cause for a slow GPU from NVML (pip install 'proton-tui[gpu]')."""
-    from ..capture.check import CheckError, format_report, plan_check
-    from ..capture.params import ParamError
-    from ..capture.probe import ProbeError
+    from proton_tui.engine.check import CheckError, format_report, plan_check
+    from proton_tui.engine.params import ParamError
+    from proton_tui.engine.probe import ProbeError
 
     try:
         plan = plan_check(python or sys.executable, gpus=gpus, size=size, iters=iters,
@@ -68,7 +68,7 @@ def _execute(plan):
     """Run every slot on a fresh event loop, live output on stderr prefixed by its GPU; Ctrl-C (or SIGTERM)
     ends every run's process group."""
 
-    from ..capture.check import execute_check
+    from proton_tui.engine.check import execute_check
 
     width = max(len(slot.label) for slot in plan.slots)
     err = sys.stderr

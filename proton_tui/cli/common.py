@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
 
 import typer
 
-from ..capture.params import PARAMS
-from ..console import error_line
+from proton_tui.console import error_line
+from proton_tui.engine.params import PARAMS
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..filters import ViewFilter
-    from ..hatchet import Profile
-    from ..names import Names
+    from proton_tui.hatchet import Profile
+    from proton_tui.view.filters import ViewFilter
+    from proton_tui.view.names import Names
 
 def _interpreter(value: str | None) -> str | None:
     if value is not None and not value.strip():
@@ -48,7 +48,7 @@ def fail(message: str) -> NoReturn:
 def view_filter(include: str | None = None, exclude: str | None = None, threshold: str | None = None,
                 depth: str | None = None, show_empty: bool = False) -> ViewFilter:
     """The filter options as one ViewFilter; a bad value is a one-line error naming its flag."""
-    from ..filters import FilterError, ViewFilter
+    from proton_tui.view.filters import FilterError, ViewFilter
 
     try:
         return ViewFilter.parse(include, exclude, threshold, depth, labels=FLAG_LABELS, show_empty=show_empty)
@@ -59,7 +59,7 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
 def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoReturn:
     """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code."""
     if as_json:
-        from ..report import json_text
+        from proton_tui.report import json_text
 
         sys.stdout.write(json_text(report.to_json()))
     else:
@@ -88,7 +88,7 @@ def writable_output(output: Path) -> Path:
 def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = None) -> Profile:
     """A capture, complete with the run.json beside it when its run wrote it (an instrumentation trace's cycles
     timed at ``sm_clock_khz`` when given), or a one-line error naming the file or the flag."""
-    from ..hatchet import CaptureError, open_capture
+    from proton_tui.hatchet import CaptureError, open_capture
 
     try:
         return open_capture(path, sm_clock=sm_clock_khz, show_internal=show_internal)
@@ -98,7 +98,7 @@ def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = Non
 
 def names_for(profiles: list[Profile], raw: bool) -> Names:
     """The display names of these captures' nodes (one c++filt run for all)."""
-    from ..names import Names
+    from proton_tui.view.names import Names
 
     return Names.demangled({name for profile in profiles for name in profile.names}, raw)
 

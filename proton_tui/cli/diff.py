@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
 
 
 def register(app: typer.Typer) -> None:
@@ -28,8 +28,8 @@ def diff(
     raw_names: RawNamesOption = False,
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
-    from ..diff import DiffError, diff_json, diff_profiles, diff_text
-    from ..report import json_text
+    from proton_tui.output.diff import DiffError, diff_json, diff_profiles, diff_text
+    from proton_tui.report import json_text
 
     chosen = view_filter(include, exclude)
     if plain and as_json:

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
+from proton_tui.cli.common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
 
 HELP = """Check the Triton/Proton stack of the workload's interpreter: the facts that decide whether Proton works
 (GPU, driver, CUPTI/roctracer/rocprofiler libraries, counters restricted to admins, *_VISIBLE_DEVICES, the probe's
@@ -51,10 +51,10 @@ def doctor(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout (docs/json.md); progress goes to stderr.")] = False,
 ) -> None:
-    from ..capture.doctor import format_report, plan_doctor
-    from ..capture.params import ParamError
-    from ..capture.probe import ProbeError
-    from ..capture.rundir import DEFAULT_OUTPUT
+    from proton_tui.engine.doctor import format_report, plan_doctor
+    from proton_tui.engine.params import ParamError
+    from proton_tui.engine.probe import ProbeError
+    from proton_tui.engine.rundir import DEFAULT_OUTPUT
 
     try:
         plan = plan_doctor(python or sys.executable, gpu=gpu, jobs=jobs, output=output or DEFAULT_OUTPUT,
@@ -68,8 +68,8 @@ def doctor(
 def _execute(plan):
     """Run the cells on a fresh event loop, a line on stderr as each starts and ends; Ctrl-C (or SIGTERM) ends every
     run's process group."""
-    from ..capture.doctor import execute_doctor
-    from ..console import printable
+    from proton_tui.console import printable
+    from proton_tui.engine.doctor import execute_doctor
 
     err = sys.stderr
     running = sum(cell.expected == "works" for cell in plan.cells)

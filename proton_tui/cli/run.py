@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 import typer
 from typer.models import OptionInfo
 
-from ..capture.params import PARAMS
-from .common import OutputOption, PythonOption, fail, names_for, run_until_signalled, writable_output
+from proton_tui.cli.common import OutputOption, PythonOption, fail, names_for, run_until_signalled, writable_output
+from proton_tui.engine.params import PARAMS
 
 if TYPE_CHECKING:
-    from ..capture.command import Command
-    from ..capture.session import RunPlan, RunResult
+    from proton_tui.engine.command import Command
+    from proton_tui.engine.session import RunPlan, RunResult
 
 KERNEL_ROWS = 10
 
@@ -62,9 +62,9 @@ def run(
     payload: Annotated[Optional[Path], option("payload", hidden=True)] = None,
 ) -> None:
     """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
-    from ..capture.params import ParamError, RunParams, interpreter_sized
-    from ..capture.probe import ProbeError
-    from ..capture.session import plan_run
+    from proton_tui.engine.params import ParamError, RunParams, interpreter_sized
+    from proton_tui.engine.probe import ProbeError
+    from proton_tui.engine.session import plan_run
 
     try:
         params = RunParams(size=size or default("size"), iters=iters or default("iters"), block_size=block_size,
@@ -94,7 +94,7 @@ def run(
 
 def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
     """Run the plan on a fresh event loop; Ctrl-C (or SIGTERM) ends the run's process group."""
-    from ..capture.session import execute_run
+    from proton_tui.engine.session import execute_run
 
     def show_start(run_dir: Path, command: Command) -> None:
         stream.write(f"$ {command.display()}\n")
@@ -110,7 +110,7 @@ def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
 def _report(result: RunResult, as_json: bool) -> None:
     """The verdict, its hints, the run folder and the top of the kernel table (or run.json with --json)."""
     out = sys.stderr if as_json else sys.stdout
-    from ..capture.session import pinned_text
+    from proton_tui.engine.session import pinned_text
 
     verdict = result.verdict
     out.write(f"\nverdict: {verdict.message}\n")
@@ -119,8 +119,8 @@ def _report(result: RunResult, as_json: bool) -> None:
     if pinned := pinned_text(result.record):
         out.write(f"device: {pinned}\n")
     if result.profile is not None and not result.profile.is_empty:
-        from ..display import Display
-        from ..report import kernel_summary_text
+        from proton_tui.report import kernel_summary_text
+        from proton_tui.view.display import Display
 
         display = Display(result.profile, names_for([result.profile], raw=False))
         out.write("\n" + kernel_summary_text(display, limit=KERNEL_ROWS))
@@ -128,7 +128,7 @@ def _report(result: RunResult, as_json: bool) -> None:
     if as_json:
         import msgspec
 
-        from ..report import json_text
+        from proton_tui.report import json_text
 
         sys.stdout.write(json_text(msgspec.to_builtins(result.record)))
         sys.stdout.flush()

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 
@@ -50,9 +50,9 @@ def view(
     ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
-    from .. import report
-    from ..console import size_text
-    from ..display import SORT_KEYS
+    from proton_tui import report
+    from proton_tui.console import size_text
+    from proton_tui.view.display import SORT_KEYS
 
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)
@@ -63,7 +63,7 @@ def view(
     if (kernels or as_csv) and chosen.hides_rows:
         fail("--depth and --threshold hide rows of the tree; the kernel summary (--kernels, --csv) has none to hide")
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
-        from ..viewer import open_viewer
+        from proton_tui.tui.launch import open_viewer
 
         error = open_viewer(file, chosen, show_internal, clock_khz)  # `entry.main` opens `view FILE` alone
         if error is not None:
@@ -76,7 +76,7 @@ def view(
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
     if export is not None:
-        from ..export import export_text, format_for_path, write_export
+        from proton_tui.output.export import export_text, format_for_path, write_export
 
         view_name = "kernels" if kernels else "tree"
         try:
@@ -102,7 +102,7 @@ def sm_clock(text: str | None) -> int | None:
     """--sm-clock-khz as a whole number of kHz; a bad value is a one-line error naming the flag."""
     if text is None:
         return None
-    from ..capture.params import whole_number
+    from proton_tui.engine.params import whole_number
 
     value = whole_number(text)
     if value is None or not 0 < value <= MAX_CLOCK_KHZ:

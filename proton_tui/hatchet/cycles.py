@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .facts import CycleFacts
-from .profile import Profile, add_children, is_number, with_inclusive
+from proton_tui.hatchet.facts import CycleFacts
+from proton_tui.hatchet.profile import Profile, add_children, is_number, with_inclusive
 
 if TYPE_CHECKING:
-    from ..records import RunRecord
-    from .trace import Trace
+    from proton_tui.hatchet.trace import Trace
+    from proton_tui.records import RunRecord
 
 UNATTRIBUTED = "(unattributed)"
 NORMALIZED_KEY = "normalized_cycles"

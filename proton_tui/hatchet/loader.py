@@ -10,12 +10,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .cycles import with_unattributed
-from .devices import device_index, device_label
-from .facts import CycleFacts
-from .pieces import load_in_pieces
-from .profile import Profile
-from .reader import CaptureError, LoadCancelled, is_msgpack, is_object, load_whole, mapped
+from proton_tui.hatchet.cycles import with_unattributed
+from proton_tui.hatchet.devices import device_index, device_label
+from proton_tui.hatchet.facts import CycleFacts
+from proton_tui.hatchet.pieces import load_in_pieces
+from proton_tui.hatchet.profile import Profile
+from proton_tui.hatchet.reader import CaptureError, LoadCancelled, is_msgpack, is_object, load_whole, mapped
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..records import RUN_JSON, RecordError, RunRecord, read_run_record
-from .cycles import facts_from_record
-from .devices import device_label
-from .loader import PendingLoad, RunFacts
-from .profile import Profile
+from proton_tui.hatchet.cycles import facts_from_record
+from proton_tui.hatchet.devices import device_label
+from proton_tui.hatchet.loader import PendingLoad, RunFacts
+from proton_tui.hatchet.profile import Profile
+from proton_tui.records import RUN_JSON, RecordError, RunRecord, read_run_record
 
 BESIDE = f"{RUN_JSON} beside the capture"  # where the facts of a capture opened on its own come from
 PINNING_DEVICE_TYPES = {"CUDA_VISIBLE_DEVICES": "CUDA", "HIP_VISIBLE_DEVICES": "HIP", "ROCR_VISIBLE_DEVICES": "HIP"}

@@ -15,11 +15,11 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .devices import device_label
-from .facts import CycleFacts
+from proton_tui.hatchet.devices import device_label
+from proton_tui.hatchet.facts import CycleFacts
 
 if TYPE_CHECKING:
-    from .trace import Trace
+    from proton_tui.hatchet.trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
 NO_UNIT = "none"  # the unit of a capture in which no node has a time or cycles (only scopes and their metrics)

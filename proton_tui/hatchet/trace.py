@@ -469,7 +469,7 @@ def warp_lane(lane: Lane) -> WarpLane | None:
 
 
 def split_launches(trace: Trace, indices: list[int], lanes: dict[int, WarpLane]) -> list[list[int]]:
-    """One kernel's events as launches (the rule is described in `proton_tui.warps`)."""
+    """One kernel's events as launches (the rule is described in `proton_tui.view.warps`)."""
     indices = sorted(indices, key=lambda i: trace.events[i].start)
     launches: list[list[int]] = []
     seen: set[tuple[int, int]] = set()  # (CTA, warp) of the launch being gathered

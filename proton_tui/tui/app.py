@@ -16,12 +16,12 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
-from ..console import printable
-from ..hatchet import CaptureError, Profile, pending_capture
-from .dialogs.help import HelpScreen
-from .messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
-from .opening import Opening
-from .screens.profile import ProfileScreen
+from proton_tui.console import printable
+from proton_tui.hatchet import CaptureError, Profile, pending_capture
+from proton_tui.tui.dialogs.help import HelpScreen
+from proton_tui.tui.messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
+from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens.profile import ProfileScreen
 
 # How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
@@ -29,8 +29,8 @@ FRAME_WRITE_S = 0.02
 SCROLL_ACTIONS = {binding.action for binding in ScrollableContainer.BINDINGS}  # Textual's scrolling keys
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
-    from ..capture.session import RunResult
-    from .screens.form import FormScreen
+    from proton_tui.engine.session import RunResult
+    from proton_tui.tui.screens.form import FormScreen
 
 
 def sample_capture() -> Path:
@@ -77,7 +77,7 @@ class ProtonApp(App):
         from textual.drivers.linux_driver import LinuxDriver
 
         if driver is LinuxDriver:
-            from .driver import LinuxDriverQuickExit
+            from proton_tui.tui.driver import LinuxDriverQuickExit
 
             return LinuxDriverQuickExit
         return driver
@@ -132,7 +132,7 @@ class ProtonApp(App):
 
     # ---- routing ------------------------------------------------------------------------------------------------
     def on_form_screen_run_requested(self, message: FormScreen.RunRequested) -> None:
-        from .screens.run import RunScreen
+        from proton_tui.tui.screens.run import RunScreen
 
         self.push_screen(RunScreen(message.params))
 
@@ -163,7 +163,7 @@ class ProtonApp(App):
 
     @on(ShowRunLog)
     def show_run_log(self, message: ShowRunLog) -> None:
-        from .screens.run import RunScreen
+        from proton_tui.tui.screens.run import RunScreen
 
         below = self.screen_stack[-2] if len(self.screen_stack) > 1 else None
         if isinstance(below, RunScreen) and below.result is message.run:
@@ -173,7 +173,7 @@ class ProtonApp(App):
 
     @on(OpenRun)
     def open_run(self, message: OpenRun) -> None:
-        from .screens.run import RunScreen
+        from proton_tui.tui.screens.run import RunScreen
 
         run = message.run
         if run.profile is not None and not run.profile.is_empty:
@@ -183,7 +183,7 @@ class ProtonApp(App):
 
     @on(OpenCheck)
     def open_check(self, message: OpenCheck) -> None:
-        from .screens.check import CheckScreen
+        from proton_tui.tui.screens.check import CheckScreen
 
         self.push_screen(CheckScreen(finished=message.report))
 
@@ -194,18 +194,18 @@ class ProtonApp(App):
 
     @on(ShowDiff)
     def show_diff(self, message: ShowDiff) -> None:
-        from .screens.diff import DiffScreen
+        from proton_tui.tui.screens.diff import DiffScreen
 
         self.push_screen(DiffScreen(message.diff, message.names))
 
     # ---- actions ------------------------------------------------------------------------------------------------
     def action_new_capture(self) -> None:
-        from .screens.form import FormScreen
+        from proton_tui.tui.screens.form import FormScreen
 
         if not any(isinstance(screen, FormScreen) for screen in self.screen_stack):
             self.push_screen(FormScreen(self.python, self.output))
             return
-        from .screens.job import JobScreen
+        from proton_tui.tui.screens.job import JobScreen
 
         busy = next((screen for screen in self.screen_stack if isinstance(screen, JobScreen) and screen.running), None)
         if busy is not None:  # its runs would end without a report: it is cancelled with its own key first
@@ -219,7 +219,7 @@ class ProtonApp(App):
         self.open_in_viewer(sample_capture())
 
     def action_box_check(self, cpu: bool = False) -> None:
-        from .screens.check import CheckScreen
+        from proton_tui.tui.screens.check import CheckScreen
 
         self.push_screen(CheckScreen(self.workload_python(), self.output, cpu=cpu, jobs=2 if cpu else None))
 
@@ -227,20 +227,20 @@ class ProtonApp(App):
         self.action_box_check(cpu=True)
 
     def action_doctor(self) -> None:
-        from .screens.doctor import DoctorScreen
+        from proton_tui.tui.screens.doctor import DoctorScreen
 
         self.push_screen(DoctorScreen(self.workload_python(), self.output))
 
     def workload_python(self) -> str | None:
         """The interpreter the doctor and the box check examine: the one the nearest form shows, else the app's."""
-        from .screens.form import FormScreen
+        from proton_tui.tui.screens.form import FormScreen
 
         forms = [screen for screen in self.screen_stack if isinstance(screen, FormScreen)]
         return forms[-1].python if forms else self.python
 
     def action_show_runs(self) -> None:
-        from ..capture.rundir import DEFAULT_OUTPUT
-        from .screens.runs import RunsScreen
+        from proton_tui.engine.rundir import DEFAULT_OUTPUT
+        from proton_tui.tui.screens.runs import RunsScreen
 
         self.push_screen(RunsScreen(self.runs, self.output or DEFAULT_OUTPUT))
 

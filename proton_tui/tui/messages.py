@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from ..hatchet import Profile
-from ..names import Names
-from ..records import OutputSignals
+from proton_tui.hatchet import Profile
+from proton_tui.records import OutputSignals
+from proton_tui.view.names import Names
 
 if TYPE_CHECKING:
-    from ..capture.check import CheckReport
-    from ..capture.session import RunResult
-    from ..diff import ProfileDiff
-    from .opening import Opening
+    from proton_tui.engine.check import CheckReport
+    from proton_tui.engine.session import RunResult
+    from proton_tui.output.diff import ProfileDiff
+    from proton_tui.tui.opening import Opening
 
 
 @dataclass(eq=False)

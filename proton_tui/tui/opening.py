@@ -11,10 +11,10 @@ from pathlib import Path
 
 from textual.message import Message
 
-from ..console import size_text
-from ..filters import ViewFilter
-from ..hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
-from .messages import Loaded, LoadFailed, ReadCrashed
+from proton_tui.console import size_text
+from proton_tui.hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
+from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed
+from proton_tui.view.filters import ViewFilter
 
 # How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.

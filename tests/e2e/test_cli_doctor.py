@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from proton_tui.capture.doctor import DOCTOR_JSON, NO_GPU_EXIT
-from proton_tui.capture.probe import probe_interpreter
 from proton_tui.cli import app
+from proton_tui.engine.doctor import DOCTOR_JSON, NO_GPU_EXIT
+from proton_tui.engine.probe import probe_interpreter
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "proton-tui"
 has_gpu = probe_interpreter(sys.executable).gpu_count > 0
@@ -105,9 +105,9 @@ def test_on_a_gpu_every_cell_proves_what_its_version_promises(tmp_path):
 def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
     """With the H200's probe answer for this interpreter (Triton 3.6.0): rocprofiler is not among its backends, so
     `--backend rocprofiler` is refused naming it, rather than a PASS of nothing."""
-    from proton_tui.capture import probe
-    from proton_tui.capture.doctor import plan_doctor
-    from proton_tui.capture.params import ParamError
+    from proton_tui.engine import probe
+    from proton_tui.engine.doctor import plan_doctor
+    from proton_tui.engine.params import ParamError
     from tests.helpers import h200_probe
 
     monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
@@ -119,8 +119,8 @@ def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
 
 def test_every_cell_of_the_largest_matrix_can_run_at_once(tmp_path, monkeypatch):
     """Triton 3.7.1 on an NVIDIA GPU offers 30 cells that run: `--jobs 30` starts them together."""
-    from proton_tui.capture import probe
-    from proton_tui.capture.doctor import plan_doctor
+    from proton_tui.engine import probe
+    from proton_tui.engine.doctor import plan_doctor
     from tests.helpers import h200_probe
 
     monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable,
@@ -139,7 +139,7 @@ def test_an_output_folder_that_cannot_be_written_is_a_usage_error(tmp_path):
 def test_paths_with_control_bytes_reach_the_terminal_escaped(tmp_path, monkeypatch):
     """With the H200's probe answer for this interpreter the cells' commands name their capture paths: the progress
     lines on stderr show the output folder's escape byte escaped, as the report does."""
-    from proton_tui.capture import probe
+    from proton_tui.engine import probe
     from tests.helpers import h200_probe
 
     monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
@@ -156,7 +156,7 @@ def test_a_stop_after_the_last_cell_finished_cancels_nothing(tmp_path):
     """Ctrl-C (or Escape) just as the last cell ends: every cell proved what it proved, the report is not cancelled."""
     import asyncio
 
-    from proton_tui.capture.doctor import execute_doctor, plan_doctor
+    from proton_tui.engine.doctor import execute_doctor, plan_doctor
 
     plan = plan_doctor(sys.executable, output=tmp_path)
     stop = asyncio.Event()

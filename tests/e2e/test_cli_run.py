@@ -13,8 +13,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from proton_tui.capture.probe import probe_interpreter
 from proton_tui.cli import app
+from proton_tui.engine.probe import probe_interpreter
 from tests.helpers import SCRIPTS, running
 
 TINY = ["--size", "2048", "--iters", "2"]
@@ -225,7 +225,7 @@ def test_run_help_shows_the_parameter_tables_defaults_and_choices():
     """`run --help` says each option's default and names each of its choices, as the parameter table has them."""
     import re
 
-    from proton_tui.capture.params import PARAMS
+    from proton_tui.engine.params import PARAMS
 
     result = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "400"})
     assert result.exit_code == 0

@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from proton_tui.capture.probe import probe_interpreter
+from proton_tui.engine.probe import probe_interpreter
 from tests.e2e.terminal import NO_TMUX, TMUX, Terminal, assert_nothing_left, exit_status, start_proton_tui
 from tests.e2e.test_e2e_tmux import type_into
 

@@ -7,8 +7,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from proton_tui.capture.history import stored_runs
 from proton_tui.cli import app
+from proton_tui.engine.history import stored_runs
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.check import CheckScreen
 from proton_tui.tui.screens.run import RunScreen

@@ -96,7 +96,7 @@ def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(snap
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens on the 2×H200 box: its interpreter's probe answer, recorded there
     (tests/fixtures/h200_probe.json), stands for the probe, which would ask this machine's Python instead."""
-    from proton_tui.capture import probe
+    from proton_tui.engine import probe
 
     monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
     monkeypatch.chdir(tmp_path)
@@ -151,7 +151,7 @@ def test_flame_view_zoomed(snap_compare, size, theme):
 def stored_run(monkeypatch):
     """A real run read back from its folder (an unprofiled CPU run kept in tests/fixtures/runs), from the fixtures
     folder so the paths it shows are the same everywhere."""
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
 
     monkeypatch.chdir(FIXTURES)
     return next(entry for entry in stored_runs(Path("runs")) if entry.kind == "run").run_result()
@@ -212,7 +212,7 @@ def test_runs_list(snap_compare, monkeypatch, size, theme):
 @SIZES
 @DARK
 def test_check_screen(snap_compare, monkeypatch, size, theme):
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from proton_tui.tui.screens.check import CheckScreen
 
     monkeypatch.chdir(FIXTURES)
@@ -225,7 +225,7 @@ def test_check_screen(snap_compare, monkeypatch, size, theme):
 @DARK
 def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
     """A 2xH200 check read back: the slow GPU selected, its likely cause and its NVML readings in the detail pane."""
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from proton_tui.tui.screens.check import CheckScreen
 
     (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]

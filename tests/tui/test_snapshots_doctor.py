@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from proton_tui.capture.doctor import DoctorReport
+from proton_tui.engine.doctor import DoctorReport
 from proton_tui.records import read_doctor
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen

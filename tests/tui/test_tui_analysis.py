@@ -240,7 +240,7 @@ async def test_compare_and_diff_read_b_s_run_record_alike(tmp_path, a, b, fields
         await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")
         diff = app.screen.diff
         assert _diff_side(diff.b) == expected_b
-        from proton_tui.diff import diff_json
+        from proton_tui.output.diff import diff_json
 
         assert diff_json(diff, names=app.screen.names)["kernels"] == document["kernels"]
         assert (diff.delta, diff.ratio) == (document["delta"], document["ratio"])

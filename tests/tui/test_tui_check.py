@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Log
 
-from proton_tui.capture.check import CHECK_JSON, TABLE_COLUMNS
-from proton_tui.capture.probe import probe_interpreter
+from proton_tui.engine.check import CHECK_JSON, TABLE_COLUMNS
+from proton_tui.engine.probe import probe_interpreter
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.check import CheckScreen
 from proton_tui.tui.screens.form import FormScreen
@@ -125,7 +125,7 @@ async def test_no_gpu_says_so_and_offers_the_cpu_check(tmp_path, monkeypatch):
 
 async def test_a_finished_check_offers_back_not_cancel(monkeypatch):
     """Read back from its folder, a check has nothing to cancel: its key bar says Back, and Escape goes back."""
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from tests.helpers import FIXTURES
 
     monkeypatch.chdir(FIXTURES)
@@ -147,7 +147,7 @@ def detail_text(screen: CheckScreen) -> str:
 async def test_a_gpu_check_shows_each_gpus_likely_cause_and_readings():
     """A 2-GPU check read back from its folder: the slow GPU's row is selected, its likely cause is in the table
     and its NVML readings in the detail pane; moving to the other GPU shows its readings instead."""
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from tests.helpers import FIXTURES
 
     (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
@@ -170,7 +170,7 @@ async def test_a_gpu_check_shows_each_gpus_likely_cause_and_readings():
 
 
 async def test_a_cpu_check_has_no_readings_pane():
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from tests.helpers import FIXTURES
 
     (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "runs") if entry.kind == "check"]
@@ -184,7 +184,7 @@ async def test_a_cpu_check_has_no_readings_pane():
 
 async def test_names_and_nvml_text_in_the_check_screen_are_data():
     """A stored check whose GPU name, driver string and causes carry control sequences: none reaches the screen."""
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
     from tests.helpers import FIXTURES
 
     (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]

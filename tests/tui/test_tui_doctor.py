@@ -10,9 +10,9 @@ import sys
 import pytest
 from textual.widgets import DataTable
 
-from proton_tui.capture import probe
-from proton_tui.capture.doctor import TABLE_COLUMNS, DoctorReport
-from proton_tui.capture.probe import probe_interpreter
+from proton_tui.engine import probe
+from proton_tui.engine.doctor import TABLE_COLUMNS, DoctorReport
+from proton_tui.engine.probe import probe_interpreter
 from proton_tui.records import read_doctor
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
@@ -169,7 +169,7 @@ async def test_new_capture_from_the_palette_keeps_a_running_doctor(tmp_path, mon
 
 
 async def test_a_failed_fact_without_a_remedy_shows_no_arrow():
-    from proton_tui.capture.doctor import Fact
+    from proton_tui.engine.doctor import Fact
 
     report = DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / "no_gpu.json"))
     report.facts.append(Fact("CUPTI", "fail", "not looked for: Triton's folder was not found", None))

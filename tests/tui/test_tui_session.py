@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Button, Input, Switch
 
-from proton_tui.capture.params import RunParams
+from proton_tui.engine.params import RunParams
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.screens.form import FormScreen
@@ -284,7 +284,7 @@ async def test_the_form_shows_the_parameter_tables_defaults_and_choices(tmp_path
     """Each field of the form starts at the table's default, under the table's label, and offers its choices."""
     from textual.widgets import Label, RadioSet, Select
 
-    from proton_tui.capture.params import PARAMS
+    from proton_tui.engine.params import PARAMS
     from proton_tui.tui.screens.form import CHOICES, FIELDS, INSTRUMENTATION_FIELDS
 
     monkeypatch.chdir(tmp_path)
@@ -445,7 +445,7 @@ async def test_the_backend_choices_are_eight_tabs_from_the_forms_start(monkeypat
 
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens with the H200's interpreter: its recorded probe answer stands for the probe."""
-    from proton_tui.capture import probe
+    from proton_tui.engine import probe
     from tests.helpers import H200_PYTHON, h200_probe
 
     monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())

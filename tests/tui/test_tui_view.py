@@ -120,9 +120,9 @@ def test_a_narrow_terminal_leaves_out_the_least_needed_columns_before_starving_t
     """At 80 columns (78 inside the scrollbar) a capture with bandwidth keeps time, %, launches and GB/s and the name
     keeps at least 30 cells; avg, the share bars and % peak come back when there is room. Every number is whole or
     left out."""
-    from proton_tui.display import Display
-    from proton_tui.names import Names
     from proton_tui.tui.widgets.table_rows import TableRows
+    from proton_tui.view.display import Display
+    from proton_tui.view.names import Names
 
     model = TableRows(Display(load_profile(capture_path("vecadd_hook")), Names()))
     narrow = model.header(78).split()
@@ -344,7 +344,7 @@ async def test_the_header_is_one_line_at_any_width(width):
 
 
 def test_one_line_keeps_the_first_part_and_whole_parts_in_order():
-    from proton_tui.formatting import one_line
+    from proton_tui.view.formatting import one_line
 
     parts = ["capture.hatchet", "GPU time 1.00 ms", "3 launches", "a long part that will not fit"]
     assert one_line(parts, 200) == "  ".join(parts)
@@ -356,8 +356,8 @@ def test_one_line_keeps_the_first_part_and_whole_parts_in_order():
 
 def test_a_narrow_table_keeps_a_narrower_share_bar():
     """Where the full bar does not fit beside the numbers, the bar narrows (down to 4 cells) rather than go."""
-    from proton_tui.display import Display
     from proton_tui.tui.widgets.table_rows import MIN_BAR_WIDTH, TableRows
+    from proton_tui.view.display import Display
 
     model = TableRows(Display(load_profile(capture_path("gpt2_shadow"))))
     assert "100.0%  ████  " in model.text(1, 78)  # step: the whole of 4 cells
@@ -490,7 +490,7 @@ async def test_the_timeline_keeps_working_after_panning_away_and_escape_goes_to_
 
 def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():
     from proton_tui.hatchet.trace import TraceError, read_trace
-    from proton_tui.timeline import TimelineLayout
+    from proton_tui.view.timeline import TimelineLayout
 
     events = [{"ph": "X", "name": name, "cat": "kernel", "ts": ts, "dur": dur, "pid": 0, "tid": 7}
               for name, ts, dur in (("a", 0, 100), ("b", 110, 20), ("c", 150, 10), ("d", 200, 0))]

@@ -9,8 +9,8 @@ import threading
 
 from proton_tui.hatchet import load_profile, pending_capture
 from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.launch import viewer_app
 from proton_tui.tui.widgets.timeline import WarpTimeline
-from proton_tui.viewer import viewer_app
 from tests.helpers import FIXTURES, wait_for
 
 INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.capture.classify import CaptureStatus, Outcome, OutputClassifier, decide_verdict
-from proton_tui.capture.runner import ProcessResult
-from proton_tui.capture.session import capture_status
+from proton_tui.engine.classify import CaptureStatus, Outcome, OutputClassifier, decide_verdict
+from proton_tui.engine.runner import ProcessResult
+from proton_tui.engine.session import capture_status
 from tests.helpers import capture_path
 
 CAPTURE = Path("/runs/x/vecadd.hatchet")

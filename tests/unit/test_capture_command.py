@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.capture.command import build_command
-from proton_tui.capture.params import RunParams
-from proton_tui.capture.probe import InterpreterInfo, version_tuple
-from proton_tui.capture.rules import check_rules, resolve_backend
+from proton_tui.engine.command import build_command
+from proton_tui.engine.params import RunParams
+from proton_tui.engine.probe import InterpreterInfo, version_tuple
+from proton_tui.engine.rules import check_rules, resolve_backend
 from tests.helpers import FIXTURES
 
 PY = "/opt/venv/bin/python"
@@ -213,7 +213,7 @@ def test_a_gpu_chosen_by_index_is_named_with_how_the_capture_calls_it():
     banner and the report say which GPU it was (from run.json's own fields)."""
     from msgspec.structs import replace
 
-    from proton_tui.capture.session import device_text, pinned_text
+    from proton_tui.engine.session import device_text, pinned_text
     from proton_tui.records import RunRecord
 
     record = RunRecord(device="NVIDIA H200", device_requested=1, device_pinning={"CUDA_VISIBLE_DEVICES": "1"})
@@ -228,10 +228,10 @@ def test_a_pinned_runs_capture_calls_its_gpu_as_the_user_chose_it(tmp_path):
     header, the kernels' devices, the peak from device_info) and says why."""
     import shutil
 
-    from proton_tui.capture.session import capture_status
-    from proton_tui.display import Display
+    from proton_tui.engine.session import capture_status
     from proton_tui.records import RunRecord
     from proton_tui.report import kernel_records, tree_text
+    from proton_tui.view.display import Display
 
     capture = shutil.copy(FIXTURES / "vecadd_hook.hatchet", tmp_path / "vecadd.hatchet")
     record = RunRecord(device_requested=1, device_pinning={"CUDA_VISIBLE_DEVICES": "1"})
@@ -253,7 +253,7 @@ def test_the_probe_cache_tells_an_empty_gpu_list_from_none(monkeypatch, tmp_path
     made with the GPUs hidden answers later for all of them ("sees no GPU" on a GPU box)."""
     import sys
 
-    from proton_tui.capture.probe import cache_entry
+    from proton_tui.engine.probe import cache_entry
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -341,7 +341,7 @@ def test_instrumentation_options_rules_and_mode_string(options, mode, version, m
     ("granularity", "block", "--granularity: 'block' is not one of"),
 ])
 def test_bad_instrumentation_options_name_the_flag(field, value, message):
-    from proton_tui.capture.params import ParamError
+    from proton_tui.engine.params import ParamError
 
     with pytest.raises(ParamError) as raised:
         RunParams(python=PY, backend="instrumentation", **{field: value})
@@ -370,7 +370,7 @@ def test_a_buffer_too_small_for_the_payloads_events_is_warned_of():
 def test_instrumentation_values_proton_s_compiler_rejects_are_refused():
     """On the H200 (Triton 3.6.0) a 2^31-byte buffer raised a TypeError in Proton's compiler pass, and 3 sampled
     warps with a buffer size given failed it ("PassManager::run failed")."""
-    from proton_tui.capture.params import ParamError
+    from proton_tui.engine.params import ParamError
 
     with pytest.raises(ParamError, match="--buffer-size: 2147483648 is more than 1073741824"):
         RunParams(python=PY, backend="instrumentation", mode="env", buffer_size="2G")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.capture.params import ParamError, RunParams, parse_device, parse_size, parse_timeout
+from proton_tui.engine.params import ParamError, RunParams, parse_device, parse_size, parse_timeout
 
 
 @pytest.mark.parametrize("text, value", [
@@ -71,7 +71,7 @@ def test_probe_answer_is_kept_on_disk_until_what_it_depends_on_changes(monkeypat
     its sys.path probes again; a changed GPU pin is another entry."""
     import sys
 
-    from proton_tui.capture import probe
+    from proton_tui.engine import probe
 
     extra = tmp_path / "site"
     extra.mkdir()
@@ -106,8 +106,8 @@ def test_an_interpreter_wrapper_that_prints_around_python_is_understood(monkeypa
     import os
     import sys
 
-    from proton_tui.capture import probe
-    from proton_tui.capture.doctor import probe_libraries
+    from proton_tui.engine import probe
+    from proton_tui.engine.doctor import probe_libraries
 
     wrapper = tmp_path / "python"
     wrapper.write_text(f'#!/bin/sh\necho "welcome to the cluster"\n{sys.executable} "$@"\nrc=$?\necho 0\nexit $rc\n')
@@ -120,7 +120,7 @@ def test_an_interpreter_wrapper_that_prints_around_python_is_understood(monkeypa
 
 
 def test_leading_zeros_do_not_count_and_a_huge_number_is_one_line():
-    from proton_tui.capture.params import ParamError, parse_device, parse_size, parse_warps, whole_number
+    from proton_tui.engine.params import ParamError, parse_device, parse_size, parse_warps, whole_number
 
     assert parse_device("0" * 30 + "1") == 1 and parse_warps("0" * 30 + "2") == (2,)
     assert parse_size("0" * 30 + "1048576") == 1048576
@@ -135,7 +135,7 @@ def test_every_run_parameter_has_one_table_entry_with_its_default():
     """RunParams' fields are the table's, with the table's defaults; each entry's default passes its own check."""
     from dataclasses import fields
 
-    from proton_tui.capture.params import PARAMS
+    from proton_tui.engine.params import PARAMS
 
     assert set(PARAMS) == {f.name for f in fields(RunParams)}
     params = RunParams()
@@ -157,7 +157,7 @@ def test_every_run_parameter_has_one_table_entry_with_its_default():
 ])
 def test_a_run_through_the_interpreter_takes_its_size_for_each_of_size_and_iters_not_given(device, vendor, profile,
                                                                                            given, sized):
-    from proton_tui.capture.params import interpreter_sized
+    from proton_tui.engine.params import interpreter_sized
 
     params = RunParams(size=2**16, iters=7, device=device, profile=profile)
     result = interpreter_sized(params, vendor, given)
@@ -165,7 +165,7 @@ def test_a_run_through_the_interpreter_takes_its_size_for_each_of_size_and_iters
 
 
 def test_the_form_names_an_option_by_its_label():
-    from proton_tui.capture.params import label_of
+    from proton_tui.engine.params import label_of
 
     assert (label_of("--size"), label_of("--block-size"), label_of("--python")) == ("Size", "Block size",
                                                                                       "Interpreter")

@@ -11,11 +11,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from proton_tui.capture.classify import Outcome
-from proton_tui.capture.params import RunParams
-from proton_tui.capture.probe import probe_interpreter
-from proton_tui.capture.runner import LineSplitter, clean_line, run_process
-from proton_tui.capture.session import execute_run, plan_run
+from proton_tui.engine.classify import Outcome
+from proton_tui.engine.params import RunParams
+from proton_tui.engine.probe import probe_interpreter
+from proton_tui.engine.runner import LineSplitter, clean_line, run_process
+from proton_tui.engine.session import execute_run, plan_run
 from tests.helpers import SCRIPTS, running
 
 PY = sys.executable
@@ -209,7 +209,7 @@ async def test_real_payload_run_unprofiled(tmp_path):
 def test_run_folders_never_overwrite(tmp_path):
     from datetime import datetime
 
-    from proton_tui.capture.rundir import create_run_dir
+    from proton_tui.engine.rundir import create_run_dir
 
     moment = datetime(2026, 1, 1, 12, 0, 0)
     first, second, third = (create_run_dir(tmp_path, "vecadd", moment) for _ in range(3))

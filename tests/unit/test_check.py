@@ -17,7 +17,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from proton_tui.capture.check import (
+from proton_tui.cli.check import register
+from proton_tui.engine.check import (
     CHECK_JSON,
     CHECK_SIZE,
     GPU_ITERS,
@@ -33,14 +34,13 @@ from proton_tui.capture.check import (
     measure_capture,
     plan_check,
 )
-from proton_tui.capture.classify import Outcome, OutputClassifier, Verdict
-from proton_tui.capture.command import Command
-from proton_tui.capture.gpuhealth import NO_CAUSE, Nvml, unread_readings
-from proton_tui.capture.params import ParamError
-from proton_tui.capture.probe import InterpreterInfo, probe_interpreter
-from proton_tui.capture.runner import ProcessResult
-from proton_tui.capture.session import RunResult
-from proton_tui.cli.check import register
+from proton_tui.engine.classify import Outcome, OutputClassifier, Verdict
+from proton_tui.engine.command import Command
+from proton_tui.engine.gpuhealth import NO_CAUSE, Nvml, unread_readings
+from proton_tui.engine.params import ParamError
+from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
+from proton_tui.engine.runner import ProcessResult
+from proton_tui.engine.session import RunResult
 from proton_tui.hatchet import load_profile
 from proton_tui.records import RunRecord
 from tests.helpers import FIXTURES, capture_path
@@ -282,7 +282,7 @@ def test_what_could_not_be_read_is_said_once():
 
 
 def test_old_and_new_check_folders_read_back_with_their_readings():
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
 
     (old,) = [entry.check_report() for entry in stored_runs(FIXTURES / "runs") if entry.kind == "check"]
     assert old.readings_note is None and all(r.readings is None and r.likely_cause == "" for r in old.rows)
@@ -296,7 +296,7 @@ def test_a_check_read_back_is_explained_by_todays_rules(tmp_path):
     """A check written before the not-flagged GPU's causes were called 'noted' shows them as noted once read back."""
     import shutil
 
-    from proton_tui.capture.history import stored_runs
+    from proton_tui.engine.history import stored_runs
 
     folder = tmp_path / "20261202-093015-check"
     shutil.copytree(FIXTURES / "gpu_checks" / "20261202-093015-check", folder)
@@ -580,7 +580,7 @@ def test_a_refused_check_carries_its_rules_for_each_front_end_to_word():
 
 
 def test_a_check_json_of_the_previous_layout_reads_and_writes_back_whole(tmp_path):
-    from proton_tui.capture.job import RowVerdict
+    from proton_tui.engine.job import RowVerdict
     from proton_tui.records import RecordError, read_check, write_check
 
     stored = FIXTURES / "gpu_checks" / "20261202-093015-check" / CHECK_JSON  # written before "cancelled" was counted

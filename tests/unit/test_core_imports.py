@@ -14,12 +14,12 @@ MODULES = sorted(
     for m in pkgutil.walk_packages(proton_tui.__path__, prefix="proton_tui.", onerror=lambda _: None)
     if not m.name.startswith(("proton_tui.tui", "proton_tui.payload")) and m.name != "proton_tui.__main__"
 )
-FRONT_ENDS = ("proton_tui.cli", "proton_tui.entry", "proton_tui.viewer")
+FRONT_ENDS = ("proton_tui.cli", "proton_tui.entry", "proton_tui.tui.launch")
 CORE = [name for name in MODULES if not name.startswith(FRONT_ENDS)]
 
 
 def test_core_modules_exist():
-    assert {"proton_tui.hatchet", "proton_tui.display", "proton_tui.report", "proton_tui.capture.check"} <= set(CORE)
+    assert {"proton_tui.hatchet", "proton_tui.view.display", "proton_tui.report", "proton_tui.engine.check"} <= set(CORE)
     assert "proton_tui.cli.view" in MODULES and "proton_tui.cli" not in CORE
 
 

@@ -16,7 +16,7 @@ from proton_tui.hatchet.cycles import UNATTRIBUTED, facts_from_record, scope_num
 from proton_tui.hatchet.facts import CycleFacts
 from proton_tui.hatchet.profile import Profile
 from proton_tui.records import RunRecord
-from proton_tui.warps import warp_trace
+from proton_tui.view.warps import warp_trace
 from tests.helpers import FIXTURES, run_folder
 
 

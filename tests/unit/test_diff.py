@@ -13,8 +13,8 @@ import typer
 from typer.testing import CliRunner
 
 from proton_tui.cli.diff import register
-from proton_tui.diff import DiffError, diff_json, diff_profiles, diff_text
 from proton_tui.hatchet import load_profile
+from proton_tui.output.diff import DiffError, diff_json, diff_profiles, diff_text
 from tests.helpers import capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"

@@ -23,7 +23,7 @@ def test_the_keys_page_is_the_bindings_of_the_code():
 def test_every_screen_with_keys_is_on_the_page():
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.screens.form import FormScreen
-    from proton_tui.tui.screens.viewer import ProfileScreen
+    from proton_tui.tui.screens.profile import ProfileScreen
 
     found = make_keys().classes_with_bindings()
     assert {ProtonApp, FormScreen, ProfileScreen} <= set(found)

@@ -9,17 +9,17 @@ from dataclasses import replace
 
 import pytest
 
-from proton_tui.capture.classify import Outcome, OutputClassifier, decide_verdict
-from proton_tui.capture.command import payload_args
-from proton_tui.capture.doctor import (
+from proton_tui.engine.classify import Outcome, OutputClassifier, decide_verdict
+from proton_tui.engine.command import payload_args
+from proton_tui.engine.doctor import (
     HostReadings,
     environment_facts,
     judge_cell,
     plan_matrix,
 )
-from proton_tui.capture.probe import InterpreterInfo
-from proton_tui.capture.runner import ProcessResult
-from proton_tui.capture.session import capture_status
+from proton_tui.engine.probe import InterpreterInfo
+from proton_tui.engine.runner import ProcessResult
+from proton_tui.engine.session import capture_status
 from tests.helpers import FIXTURES, h200_probe
 
 PASS_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=4096 iters=2 block_size=1024", "vecadd: max_abs_err=0.000e+00",
@@ -224,7 +224,7 @@ def test_an_empty_capture_fails_with_the_classifier_hint():
 def test_cache_state_from_the_entry_on_disk(tmp_path, monkeypatch):
     import sys
 
-    from proton_tui.capture.probe import cache_entry, cache_state, probe_interpreter
+    from proton_tui.engine.probe import cache_entry, cache_state, probe_interpreter
 
     probe_interpreter(sys.executable)
     assert cache_state(sys.executable) == "fresh"
@@ -240,14 +240,14 @@ def test_cache_state_from_the_entry_on_disk(tmp_path, monkeypatch):
 
 # --- the report read back, as text --------------------------------------------------------------------------------
 def stored_report(name: str):
-    from proton_tui.capture.doctor import DoctorReport
+    from proton_tui.engine.doctor import DoctorReport
     from proton_tui.records import read_doctor
 
     return DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / f"{name}.json"))
 
 
 def test_the_text_report_of_a_failed_matrix():
-    from proton_tui.capture.doctor import format_report
+    from proton_tui.engine.doctor import format_report
 
     report = stored_report("no_driver")
     assert report.exit_code == 1 and report.to_json()["failed"] == 10 and report.to_json()["refused"] == 2
@@ -265,7 +265,7 @@ def test_the_text_report_of_a_failed_matrix():
 
 
 def test_the_no_gpu_report_exits_3():
-    from proton_tui.capture.doctor import NO_GPU_EXIT, format_report
+    from proton_tui.engine.doctor import NO_GPU_EXIT, format_report
 
     report = stored_report("no_gpu")
     assert report.exit_code == NO_GPU_EXIT == 3
@@ -299,7 +299,7 @@ def test_a_wrong_metric_on_auto_names_the_backend_auto_chose():
 
 
 def test_a_cancelled_cell_is_not_a_failure(tmp_path):
-    from proton_tui.capture.doctor import CellResult, DoctorReport, not_run
+    from proton_tui.engine.doctor import CellResult, DoctorReport, not_run
     from proton_tui.records import read_doctor, write_doctor
 
     cells = plan_matrix(h200())
@@ -320,9 +320,9 @@ def test_a_cancelled_cell_is_not_a_failure(tmp_path):
 def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypatch):
     import sys
 
-    from proton_tui.capture import probe
-    from proton_tui.capture.doctor import plan_doctor
-    from proton_tui.capture.params import ParamError
+    from proton_tui.engine import probe
+    from proton_tui.engine.doctor import plan_doctor
+    from proton_tui.engine.params import ParamError
 
     monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     with pytest.raises(ParamError) as raised:
@@ -331,7 +331,7 @@ def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypa
 
 
 def test_a_doctor_json_of_the_previous_layout_reads_with_its_verdicts():
-    from proton_tui.capture.job import RowVerdict
+    from proton_tui.engine.job import RowVerdict
     from proton_tui.records import read_doctor
 
     path = FIXTURES / "doctor" / "no_driver.json"  # written before cancelled cells were counted

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from proton_tui.display import Display
-from proton_tui.export import export_text, format_for_path, write_export
 from proton_tui.hatchet import load_profile
+from proton_tui.output.export import export_text, format_for_path, write_export
+from proton_tui.view.display import Display
 from tests.helpers import capture_path, kernel, scope
 
 CELL_BORDER = re.compile(r"(?<!\\)\|")  # a pipe that is not escaped

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from proton_tui.display import Display
-from proton_tui.flame import KERNEL, PYTHON, SCOPE, FlameLayout, kind
 from proton_tui.hatchet import load_profile
+from proton_tui.view.display import Display
+from proton_tui.view.flame import KERNEL, PYTHON, SCOPE, FlameLayout, kind
 from tests.helpers import capture_path
 
 

@@ -12,9 +12,9 @@ import sys
 import msgspec
 import pytest
 
-from proton_tui.display import Display
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.widgets.table_rows import TableRows
+from proton_tui.view.display import Display
 from tests.helpers import BAD_INPUTS, FIXTURES
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"

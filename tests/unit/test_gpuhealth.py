@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from proton_tui.capture.gpuhealth import (
+from proton_tui.engine.gpuhealth import (
     NO_CAUSE,
     Nvml,
     detail_lines,
@@ -132,14 +132,14 @@ def test_without_a_driver_nvml_says_why_in_one_line():
 
 def test_without_the_binding_it_names_the_extra_to_install():
     code = ("import sys; sys.modules['pynvml'] = None\n"  # as if nvidia-ml-py were not installed
-            "from proton_tui.capture.gpuhealth import Nvml; print(Nvml.open()[1])")
+            "from proton_tui.engine.gpuhealth import Nvml; print(Nvml.open()[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "nvidia-ml-py is not installed (pip install 'proton-tui[gpu]')"
 
 
 @pytest.mark.gpu
 def test_the_reader_reads_a_real_gpu():
-    from proton_tui.capture.probe import probe_interpreter
+    from proton_tui.engine.probe import probe_interpreter
 
     info = probe_interpreter(sys.executable)
     if info.gpu_vendor != "nvidia":
@@ -312,7 +312,7 @@ async def test_nvml_settles_only_once_every_call_cancelled_under_way_has_returne
     import asyncio
     import threading
 
-    from proton_tui.capture.gpuhealth import Watch
+    from proton_tui.engine.gpuhealth import Watch
 
     release, returned = threading.Event(), []
     nvml = Nvml(Refusing())

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from proton_tui.display import Display
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.report import kernel_summary_text
+from proton_tui.view.display import Display
 from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 
 H200 = {"CUDA": {"0": {"arch": "90", "bus_width": 6016, "clock_rate": 1980000, "memory_clock_rate": 3201000, "num_sms": 132}}}

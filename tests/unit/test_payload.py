@@ -11,8 +11,8 @@ import zipfile
 
 import pytest
 
-from proton_tui.capture.payload import payload_path
-from proton_tui.capture.probe import probe_interpreter
+from proton_tui.engine.payload import payload_path
+from proton_tui.engine.probe import probe_interpreter
 from tests.helpers import REPO
 
 ROOT = REPO
@@ -155,7 +155,7 @@ def test_payload_found_in_an_installed_wheel(tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)  # a wheel is installed by unpacking it into site-packages
     assert (site / "proton_tui" / "payload" / "vecadd.py").read_bytes() == VECADD.read_bytes()
-    code = "from proton_tui.capture.payload import payload_path; print(payload_path())"
+    code = "from proton_tui.engine.payload import payload_path; print(payload_path())"
     found = subprocess.run([PY, "-I", "-c", f"import sys; sys.path.insert(0, {str(site)!r}); {code}"],
                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert found.stdout.strip() == str(site / "proton_tui" / "payload" / "vecadd.py"), found.stderr

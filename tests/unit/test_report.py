@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from proton_tui.display import Display
-from proton_tui.formatting import counted
 from proton_tui.hatchet import load_profile
-from proton_tui.names import Names
 from proton_tui.report import bandwidth_notes, details_text, header_line, kernel_summary_lines, node_details, tree_lines
+from proton_tui.view.display import Display
+from proton_tui.view.formatting import counted
+from proton_tui.view.names import Names
 from tests.helpers import capture_path, kernel, scope
 
 
@@ -53,7 +53,7 @@ def test_a_long_value_wraps_under_itself_not_under_the_labels():
 
 
 def test_share_bars_are_eighths_of_a_cell():
-    from proton_tui.formatting import share_bar
+    from proton_tui.view.formatting import share_bar
 
     assert share_bar(100.0) == "████████" and share_bar(0.0) == " " * 8
     assert share_bar(50.0) == "████    " and share_bar(100.0 / 64) == "▏       "

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from proton_tui.hatchet import load_profile
-from proton_tui.timeline import TimelineLayout, panned, zoomed
+from proton_tui.view.timeline import TimelineLayout, panned, zoomed
 from tests.helpers import FIXTURES
 
 V39 = FIXTURES / "triton390_two_streams.chrome_trace"
@@ -67,13 +67,13 @@ def test_the_ruler_labels_times_from_the_windows_start():
 
 # ---- the warp timeline of an instrumentation trace ----------------------------------------------------------------
 def warp_timeline():
-    from proton_tui.warps import warp_trace
+    from proton_tui.view.warps import warp_trace
 
     return warp_trace(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace").trace)
 
 
 def test_warp_rows_group_sm_cta_warp_and_collapsed_groups_draw_one_summary_row():
-    from proton_tui.timeline import warp_rows
+    from proton_tui.view.timeline import warp_rows
 
     warps = warp_timeline()
     first = warps.launches[0]
@@ -95,7 +95,7 @@ def test_warp_rows_group_sm_cta_warp_and_collapsed_groups_draw_one_summary_row()
 
 
 def test_warp_rows_are_laid_out_to_scale_in_their_launch():
-    from proton_tui.timeline import warp_rows
+    from proton_tui.view.timeline import warp_rows
 
     warps = warp_timeline()
     second = warps.launches[1]

@@ -14,7 +14,7 @@ import pytest
 
 from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.trace import read_trace, warp_lane
-from proton_tui.warps import Warp, median, nearest_rank, warp_trace
+from proton_tui.view.warps import Warp, median, nearest_rank, warp_trace
 from tests.helpers import FIXTURES
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"

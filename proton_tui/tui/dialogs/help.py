@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.key_bar import KeyBar
 
 
 class HelpScreen(ModalScreen[None]):

@@ -11,10 +11,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ...console import near_path, printable
-from ...diff import DiffError
-from ...hatchet import CaptureError
-from ..widgets.key_bar import KeyBar
+from proton_tui.console import near_path, printable
+from proton_tui.hatchet import CaptureError
+from proton_tui.output.diff import DiffError
+from proton_tui.tui.widgets.key_bar import KeyBar
 
 
 class PathDialog(ModalScreen):

@@ -18,7 +18,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ...capture.check import (
+from proton_tui.console import printable
+from proton_tui.engine.check import (
     MIN_FRACTION,
     TABLE_COLUMNS,
     CheckError,
@@ -33,16 +34,15 @@ from ...capture.check import (
     report_notes,
     table_rows,
 )
-from ...capture.gpuhealth import detail_lines
-from ...capture.params import ParamError
-from ...capture.probe import ProbeError
-from ...console import printable
-from ...formatting import counted
-from ..widgets.batched_log import FLUSH_S, BatchedLog
-from ..widgets.key_bar import KeyBar
-from ..widgets.summary import Summary
-from ..widgets.verdict import VerdictPanel
-from .job import JobScreen
+from proton_tui.engine.gpuhealth import detail_lines
+from proton_tui.engine.params import ParamError
+from proton_tui.engine.probe import ProbeError
+from proton_tui.tui.screens.job import JobScreen
+from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.summary import Summary
+from proton_tui.tui.widgets.verdict import VerdictPanel
+from proton_tui.view.formatting import counted
 
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
 

@@ -8,10 +8,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ...console import printable
-from ...diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
-from ...names import Names
-from ..widgets.key_bar import KeyBar
+from proton_tui.console import printable
+from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.view.names import Names
 
 
 class DiffScreen(Screen):

@@ -2,7 +2,7 @@
 (expected from the version's rules, proved by a short capture), filled in as each cell finishes; a failed cell's
 remedy under the table and its log one key away.
 
-The work is ``proton_tui.capture.doctor`` (``plan_doctor`` -> ``execute_doctor``); this screen renders what it
+The work is ``proton_tui.engine.doctor`` (``plan_doctor`` -> ``execute_doctor``); this screen renders what it
 computed.
 """
 
@@ -20,7 +20,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ...capture.doctor import (
+from proton_tui.console import printable
+from proton_tui.engine.doctor import (
     TABLE_COLUMNS,
     CellResult,
     DoctorPlan,
@@ -32,15 +33,14 @@ from ...capture.doctor import (
     plan_doctor,
     read_cell_run,
 )
-from ...capture.params import ParamError
-from ...capture.probe import ProbeError
-from ...console import printable
-from ...formatting import counted
-from ..messages import ShowRunLog
-from ..widgets.key_bar import KeyBar
-from ..widgets.summary import Summary
-from ..widgets.verdict import VerdictPanel
-from .job import JobScreen
+from proton_tui.engine.params import ParamError
+from proton_tui.engine.probe import ProbeError
+from proton_tui.tui.messages import ShowRunLog
+from proton_tui.tui.screens.job import JobScreen
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.summary import Summary
+from proton_tui.tui.widgets.verdict import VerdictPanel
+from proton_tui.view.formatting import counted
 
 STATE_STYLES = {"ok": ("ok", "green"), "warn": ("WARN", "bold yellow"), "fail": ("FAIL", "bold red"),
                 "info": ("info", "dim")}

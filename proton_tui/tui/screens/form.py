@@ -16,8 +16,9 @@ from textual.screen import Screen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
-from ...capture.check import interpreter_seconds
-from ...capture.params import (
+from proton_tui.console import printable
+from proton_tui.engine.check import interpreter_seconds
+from proton_tui.engine.params import (
     PARAMS,
     ParamError,
     RunParams,
@@ -25,11 +26,10 @@ from ...capture.params import (
     label_of,
     runs_interpreted,
 )
-from ...capture.probe import InterpreterInfo, ProbeError, probe_interpreter
-from ...capture.rules import Finding, check_rules
-from ...console import printable
-from ...formatting import counted
-from ..widgets.key_bar import KeyBar
+from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpreter
+from proton_tui.engine.rules import Finding, check_rules
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.view.formatting import counted
 
 
 class ParamValidator(Validator):

@@ -15,16 +15,12 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Label, Static
 
-from ...capture.rundir import DEFAULT_OUTPUT
-from ...console import printable, size_text
-from ...diff import DiffError, compare_candidates, diff_profiles
-from ...export import export_text, format_for_path, fresh_path, write_export
-from ...filters import FilterError, ViewFilter
-from ...flame import merged_text
-from ...formatting import counted, format_percent
-from ...hatchet import Profile, pending_capture
-from ...names import Names, demangler_available
-from ...report import (
+from proton_tui.console import printable, size_text
+from proton_tui.engine.rundir import DEFAULT_OUTPUT
+from proton_tui.hatchet import Profile, pending_capture
+from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
+from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
+from proton_tui.report import (
     bandwidth_notes,
     cycle_notes,
     details_text,
@@ -34,20 +30,24 @@ from ...report import (
     kernel_details,
     node_details,
 )
-from ..dialogs.path import PathDialog
-from ..messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
-from ..opening import Opening
-from ..widgets.filter_bar import FilterBar, SearchBar
-from ..widgets.flame_view import FlameView
-from ..widgets.key_bar import KeyBar
-from ..widgets.profile_table import ProfileTable
-from ..widgets.profile_views import ProfileViews
-from ..widgets.summary import Summary
-from ..widgets.timeline import TimelineView, WarpTimeline
-from ..widgets.verdict import VerdictPanel
+from proton_tui.tui.dialogs.path import PathDialog
+from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
+from proton_tui.tui.opening import Opening
+from proton_tui.tui.widgets.filter_bar import FilterBar, SearchBar
+from proton_tui.tui.widgets.flame_view import FlameView
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.widgets.profile_views import ProfileViews
+from proton_tui.tui.widgets.summary import Summary
+from proton_tui.tui.widgets.timeline import TimelineView, WarpTimeline
+from proton_tui.tui.widgets.verdict import VerdictPanel
+from proton_tui.view.filters import FilterError, ViewFilter
+from proton_tui.view.flame import merged_text
+from proton_tui.view.formatting import counted, format_percent
+from proton_tui.view.names import Names, demangler_available
 
 if TYPE_CHECKING:
-    from ...capture.session import RunResult
+    from proton_tui.engine.session import RunResult
 
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
 FILTER_DELAY_S = 0.3

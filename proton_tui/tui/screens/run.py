@@ -13,20 +13,20 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...capture.check import interpreter_seconds
-from ...capture.classify import Outcome
-from ...capture.params import RunParams
-from ...capture.probe import ProbeError
-from ...capture.rundir import STDOUT_LOG
-from ...capture.session import RunResult, execute_run, plan_run, refusal_text
-from ...console import printable
-from ...records import OutputSignals
-from ..messages import RunFinished, StreamRead, ViewCapture
-from ..widgets.batched_log import FLUSH_S, BatchedLog
-from ..widgets.key_bar import KeyBar
-from ..widgets.summary import Summary
-from ..widgets.verdict import VerdictPanel
-from .job import JobScreen
+from proton_tui.console import printable
+from proton_tui.engine.check import interpreter_seconds
+from proton_tui.engine.classify import Outcome
+from proton_tui.engine.params import RunParams
+from proton_tui.engine.probe import ProbeError
+from proton_tui.engine.rundir import STDOUT_LOG
+from proton_tui.engine.session import RunResult, execute_run, plan_run, refusal_text
+from proton_tui.records import OutputSignals
+from proton_tui.tui.messages import RunFinished, StreamRead, ViewCapture
+from proton_tui.tui.screens.job import JobScreen
+from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.summary import Summary
+from proton_tui.tui.widgets.verdict import VerdictPanel
 
 
 class RunScreen(JobScreen):

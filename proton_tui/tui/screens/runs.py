@@ -12,14 +12,14 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...capture.history import StoredRun, stored_runs
-from ...console import printable
-from ...formatting import counted
-from ..messages import OpenCheck, OpenRun
-from ..widgets.key_bar import KeyBar
+from proton_tui.console import printable
+from proton_tui.engine.history import StoredRun, stored_runs
+from proton_tui.tui.messages import OpenCheck, OpenRun
+from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.view.formatting import counted
 
 if TYPE_CHECKING:
-    from ...capture.session import RunResult
+    from proton_tui.engine.session import RunResult
 
 THIS_PROCESS = "● "  # marks a run made since proton-tui opened
 

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input
 
-from ...filters import ViewFilter
+from proton_tui.view.filters import ViewFilter
 
 FILTER_LABELS = {"include": "include", "exclude": "exclude", "threshold": "min %", "depth": "max depth"}
 

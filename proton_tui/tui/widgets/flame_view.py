@@ -1,4 +1,4 @@
-"""The flame view: the capture as an icicle (`proton_tui.flame` computes it), one row per depth, frames as wide as
+"""The flame view: the capture as an icicle (`proton_tui.view.flame` computes it), one row per depth, frames as wide as
 their share of the time. Arrows move between frames, Enter zooms into one, Escape zooms out; the frame under the
 cursor is announced (`Selected`) so the screen shows its details and the table follows it."""
 
@@ -14,10 +14,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...console import printable
-from ...display import Display
-from ...flame import KERNEL, MERGED, PYTHON, REGION, SCOPE, FlameLayout, Frame, kind
-from .table_rows import fit
+from proton_tui.console import printable
+from proton_tui.tui.widgets.table_rows import fit
+from proton_tui.view.display import Display
+from proton_tui.view.flame import KERNEL, MERGED, PYTHON, REGION, SCOPE, FlameLayout, Frame, kind
 
 PEAK_GOOD, PEAK_FAIR = 80.0, 50.0  # % of the DRAM peak from which a kernel is coloured good, fair (else poor)
 KIND_CLASSES = {KERNEL: "flame-view--kernel", REGION: "flame-view--region", SCOPE: "flame-view--scope",

@@ -13,10 +13,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...display import Display, sort_keys_for
-from ...hatchet import KernelStats, Profile
-from ...names import Names
-from .table_rows import TableRows
+from proton_tui.hatchet import KernelStats, Profile
+from proton_tui.tui.widgets.table_rows import TableRows
+from proton_tui.view.display import Display, sort_keys_for
+from proton_tui.view.names import Names
 
 
 class ProfileTable(ScrollView, can_focus=True):

@@ -7,14 +7,14 @@ from __future__ import annotations
 from textual import on, work
 from textual.widgets import ContentSwitcher
 
-from ...hatchet import Profile
-from ...hatchet.trace import Trace
-from ...names import Names
-from ...warps import WarpTrace, warp_trace
-from ..messages import WarpsRead
-from .flame_view import FlameView
-from .profile_table import ProfileTable
-from .timeline import LaneTimeline, TimelineView, WarpTimeline
+from proton_tui.hatchet import Profile
+from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.messages import WarpsRead
+from proton_tui.tui.widgets.flame_view import FlameView
+from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.widgets.timeline import LaneTimeline, TimelineView, WarpTimeline
+from proton_tui.view.names import Names
+from proton_tui.view.warps import WarpTrace, warp_trace
 
 # Trace events above which an instrumentation trace's warps are worked out off the UI thread; calibrated on the
 # 2-core CPU machine with the payload-shaped trace (docs/measurements.md, row 71).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from ...formatting import one_line
+from proton_tui.view.formatting import one_line
 
 
 class Summary(Widget):

@@ -12,9 +12,9 @@ import re
 
 from rich.cells import cell_len, set_cell_size
 
-from ...display import Display
-from ...formatting import columns, kernel_cells, node_cells, share_bar
-from ...hatchet import KernelStats, Profile
+from proton_tui.hatchet import KernelStats, Profile
+from proton_tui.view.display import Display
+from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_bar
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)

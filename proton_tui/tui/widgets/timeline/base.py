@@ -1,4 +1,4 @@
-"""What both timelines share: a time ruler, then one row of bars to scale per row of `proton_tui.timeline`'s layout.
+"""What both timelines share: a time ruler, then one row of bars to scale per row of `view.timeline`'s layout.
 Arrows move between bars and rows, + and - zoom about the selected bar, h and l pan, 0 shows it all, Enter zooms onto
 the selected bar; a click selects, the wheel zooms about the pointer (with shift: pans). The selected event is
 announced (`Selected`); Escape asks for the table (`Left`)."""
@@ -16,10 +16,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ....hatchet.trace import Trace
-from ....names import Names
-from ....timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
-from ..table_rows import fit
+from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.widgets.table_rows import fit
+from proton_tui.view.names import Names
+from proton_tui.view.timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
 
 NAME_WIDTH = 18  # cells of the row names' column
 PAN_SHARE = 0.25  # h and l move the window by this share of its width

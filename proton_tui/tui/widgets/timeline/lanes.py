@@ -1,5 +1,5 @@
 """The timeline of a trace: one row per lane (GPU streams, CPU threads) with its kernels and scopes as bars to scale
-(`proton_tui.timeline` lays them out); n and N jump to the next and previous launch of the same kernel."""
+(`proton_tui.view.timeline` lays them out); n and N jump to the next and previous launch of the same kernel."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.strip import Strip
 
-from ....console import printable
-from ....formatting import format_value
-from ....hatchet.trace import Trace
-from ....names import Names
-from ....timeline import Bar
-from .base import TimelineView
+from proton_tui.console import printable
+from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.widgets.timeline.base import TimelineView
+from proton_tui.view.formatting import format_value
+from proton_tui.view.names import Names
+from proton_tui.view.timeline import Bar
 
 
 class LaneTimeline(TimelineView):

@@ -10,13 +10,13 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.strip import Strip
 
-from ....console import printable
-from ....formatting import cycles_number
-from ....hatchet.trace import Trace
-from ....names import Names
-from ....timeline import Bar, WarpRow, warp_rows
-from ....warps import Launch, WarpTrace
-from .base import TimelineView
+from proton_tui.console import printable
+from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.widgets.timeline.base import TimelineView
+from proton_tui.view.formatting import cycles_number
+from proton_tui.view.names import Names
+from proton_tui.view.timeline import Bar, WarpRow, warp_rows
+from proton_tui.view.warps import Launch, WarpTrace
 
 
 class WarpTimeline(TimelineView):

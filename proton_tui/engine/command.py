@@ -1,0 +1,87 @@
+"""The argv and environment of a run: ``<python> -m triton.profiler.proton …`` (never a shell, never the
+``proton`` console script, which may belong to another Python)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from proton_tui.engine.params import RunParams, capture_suffix, instrumentation_mode
+from proton_tui.engine.probe import InterpreterInfo
+from proton_tui.engine.rules import AMD_FORBIDDEN_VARS, VENDOR_VISIBLE_DEVICES
+
+
+@dataclass(frozen=True)
+class Command:
+    """What to execute. ``env_changes`` lists the variables set (value) or removed (None) for the child."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    env_changes: dict[str, str | None]
+    capture_path: Path | None  # where Proton will write the .hatchet; None without profiling
+
+    def display(self) -> str:
+        """The command as one line a shell can run: ``env [-u VAR] VAR=value … argv``."""
+        words = ["env"]
+        for key, value in self.env_changes.items():
+            words += ["-u", key] if value is None else [f"{key}={value}"]
+        return shlex.join(words + list(self.argv))
+
+
+def payload_args(params: RunParams) -> list[str]:
+    """The payload's own flags."""
+    device = "auto" if params.device == "auto" else "cpu" if params.device == "cpu" else "gpu"
+    args = ["--size", str(params.size), "--iters", str(params.iters), "--block-size", str(params.block_size),
+            "--device", device]
+    # the bundled payload's scoped kernel, for the only backend that records scopes (another payload has its own)
+    scoped = params.profile and params.backend == "instrumentation" and params.payload is None
+    return args + (["--inject-bug"] if params.inject_bug else []) + (["--scoped"] if scoped else [])
+
+
+def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_dir: Path,
+                  environ: Mapping[str, str] | None = None) -> Command:
+    """Build the run's argv and environment; ``run_dir`` must be absolute (Proton writes relative to its CWD)."""
+    environ = os.environ if environ is None else environ
+    session = Path(run_dir).resolve() / params.name  # Proton appends the suffix; never pass it
+    python, script = params.python, str(payload)
+    mode = instrumentation_mode(params) if params.backend == "instrumentation" else ""
+    if not params.profile:
+        argv = [python, script, *payload_args(params)]
+    elif params.mode == "cli":
+        argv = [python, "-m", "triton.profiler.proton", "-n", str(session)]
+        argv += ["-b", params.backend] if params.backend != "auto" else []
+        argv += ["-c", params.context] if params.context != "shadow" else []
+        argv += ["-k", "triton"] if params.hook else []
+        argv += ["-d", "trace"] if params.data == "trace" else []
+        argv += ["-m", mode] if mode else []
+        argv += [script, *payload_args(params)]
+    else:
+        argv = [python, script, *payload_args(params), "--proton-name", str(session),
+                "--proton-context", params.context, "--proton-hook", "triton" if params.hook else "none"]
+        argv += ["--proton-backend", params.backend] if params.backend != "auto" else []
+        argv += ["--proton-data", params.data] if params.data != "tree" else []
+        argv += ["--proton-format", params.output_format] if params.output_format != "hatchet" else []
+        argv += ["--proton-mode", mode] if mode else []
+    changes = device_env(params, info, environ)
+    env = {key: value for key, value in environ.items() if key not in changes}
+    env.update({key: value for key, value in changes.items() if value is not None})
+    capture = session.with_name(session.name + capture_suffix(params)) if params.profile else None
+    return Command(tuple(argv), env, changes, capture)
+
+
+def device_env(params: RunParams, info: InterpreterInfo, environ: Mapping[str, str]) -> dict[str, str | None]:
+    """Variables to set (or remove, as None): unbuffered output, GPU pinning, the interpreter for ``cpu``."""
+    changes: dict[str, str | None] = {"PYTHONUNBUFFERED": "1"}
+    if info.gpu_vendor == "amd":
+        changes.update({var: None for var in AMD_FORBIDDEN_VARS if var in environ})
+    if params.device == "cpu":
+        changes["TRITON_INTERPRET"] = "1"
+    elif isinstance(params.device, int) and info.gpu_vendor in VENDOR_VISIBLE_DEVICES:
+        var = VENDOR_VISIBLE_DEVICES[info.gpu_vendor]
+        visible = [item.strip() for item in environ.get(var, "").split(",") if item.strip()]
+        # An index counts among the GPUs the interpreter already sees, so map it through an existing pin.
+        changes[var] = visible[params.device] if params.device < len(visible) else str(params.device)
+    return changes

@@ -1,0 +1,108 @@
+"""Export the current view (the tree as filtered, folded and sorted, or the flat kernel summary) as CSV, JSON or a
+GitHub Markdown table. Writing never replaces an existing file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from proton_tui import JSON_SCHEMA
+from proton_tui.hatchet import Profile
+from proton_tui.report import header_line, json_text, json_unit, kernel_csv, kernel_records, tree_csv, tree_records
+from proton_tui.view.display import Display
+from proton_tui.view.formatting import columns, kernel_cells, node_cells
+
+FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}
+VIEWS = ("tree", "kernels")
+# What Markdown could read as markup or as a cell border; a backslash makes each literal. A run of underscores
+# between letters or digits cannot start emphasis, so mangled names keep theirs unescaped.
+MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<|~&$]|_+")
+
+
+def format_for_path(path: str | Path) -> str:
+    """The export format a file name asks for: "csv", "json" or "md". Raises ValueError for any other suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        found = f"suffix {suffix!r}" if suffix else "no suffix"
+        raise ValueError(f"{path}: unknown export format ({found}): use .csv, .json or .md")
+    return FORMATS[suffix]
+
+
+def markdown_escape(text: str) -> str:
+    """Text as it must appear in a Markdown table cell to show literally: markup characters and `|` escaped, line
+    breaks (which would end the row) as spaces."""
+    return MARKDOWN_SPECIAL.sub(_escape, text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def _escape(match: re.Match) -> str:
+    text, start, end, whole = match.group(), match.start(), match.end(), match.string
+    if text[0] == "_" and start > 0 and end < len(whole) and whole[start - 1].isalnum() and whole[end].isalnum():
+        return text
+    return "".join("\\" + char for char in text)
+
+
+def _markdown(profile: Profile, titles: list[str], rows: list[list[str]]) -> str:
+    """A heading line and a GitHub table: every column right-aligned but the last (the name)."""
+    lines = [
+        markdown_escape(header_line(profile)),
+        "",
+        "| " + " | ".join(titles) + " |",
+        "|" + "---:|" * (len(titles) - 1) + ":---|",
+    ]
+    lines += ["| " + " | ".join(markdown_escape(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def export_text(display: Display, *, view: str = "tree", fmt: str) -> str:
+    """The view as a CSV, JSON or Markdown document, exactly as the display shows it (names, order, hidden rows).
+    view: "tree" (the shown rows in display order) or "kernels" (the flat summary). Raises ValueError for an
+    unknown view or format."""
+    for what, value, allowed in (("view", view, VIEWS), ("format", fmt, FORMATS.values())):
+        if value not in allowed:
+            raise ValueError(f"unknown export {what} {value!r}: use one of {', '.join(allowed)}")
+    profile = display.profile
+    if fmt == "json":
+        records = tree_records(display) if view == "tree" else kernel_records(display)
+        document = {"schema": JSON_SCHEMA, "file": str(profile.path), "view": view, "unit": json_unit(profile),
+                    "sort": display.sort.key, "descending": display.descending, "total": profile.total,
+                    "rows": records}
+        if view == "tree":
+            document["hidden_empty_rows"] = display.hidden_empty
+        return json_text(document)
+    if fmt == "csv":
+        return tree_csv(display) if view == "tree" else kernel_csv(display)
+    titles = [column.title for column in columns(profile)]
+    if view == "tree":
+        rows = [[str(profile.depths[node]), *node_cells(profile, node), display.name(node)]
+                for node in display.walk()]
+        return _markdown(profile, ["depth", *titles, "name"], rows)
+    rows = [[*kernel_cells(profile, kernel), display.names.shown(kernel.name)] for kernel in display.kernels()]
+    return _markdown(profile, [*titles, "kernel"], rows)
+
+
+def fresh_path(folder: Path, stem: str, suffix: str) -> Path:
+    """`folder/stem+suffix`, or with -2, -3, … before the suffix when that name is taken: a name nothing has yet."""
+    path, number = folder / f"{stem}{suffix}", 1
+    while path.exists() or path.is_symlink():
+        number += 1
+        path = folder / f"{stem}-{number}{suffix}"
+    return path
+
+
+def write_export(path: str | Path, text: str) -> Path:
+    """Write an export to a new file. Raises FileExistsError when the path exists (nothing is ever replaced) and
+    OSError for any other failure, each with a one-line message that names the path."""
+    path = Path(path)
+    try:
+        handle = open(path, "x", encoding="utf-8", newline="")
+    except FileExistsError:
+        raise FileExistsError(f"{path}: already exists; not overwritten") from None
+    except OSError as error:
+        raise OSError(f"{path}: cannot write: {error.strerror or error}") from None
+    try:
+        with handle:
+            handle.write(text)
+    except OSError as error:
+        path.unlink(missing_ok=True)  # created above, so ours: a half-written export goes too
+        raise OSError(f"{path}: cannot write: {error.strerror or error}") from None
+    return path

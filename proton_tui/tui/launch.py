@@ -1,0 +1,48 @@
+"""Open the TUI's viewer on a capture file: the file is checked and mapped at once (a bad one is reported before
+the TUI starts), the viewer's first screen says it is being read and then reads it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from proton_tui.view.filters import ViewFilter
+
+if TYPE_CHECKING:
+    from proton_tui.hatchet import PendingLoad
+    from proton_tui.tui.app import ProtonApp
+
+def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
+                clock_khz: int | None = None) -> str | None:
+    """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
+    SM clock an instrumentation trace's cycles are shown as time at (``open_capture``)."""
+    from proton_tui.hatchet import CaptureError, pending_capture
+    from proton_tui.hatchet.reader import STDIN
+
+    try:
+        pending = pending_capture(file, sm_clock=clock_khz, show_internal=show_internal)
+    except CaptureError as error:
+        return str(error)
+    if pending.path == STDIN and not sys.stdin.isatty():  # the capture came through standard input
+        try:
+            keyboard = os.open("/dev/tty", os.O_RDONLY)
+        except OSError:
+            pending.close()
+            return "-: the capture was read from standard input and no terminal is left for the keys"
+        os.dup2(keyboard, 0)
+        os.close(keyboard)
+    with closing(pending):
+        viewer = viewer_app(pending, view_filter)
+        viewer.run_to_the_end()
+    return viewer.load_error
+
+
+def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
+    """The viewer of a capture about to be read (`pending_capture`): its first screen says so and then reads it."""
+    from proton_tui.tui.app import ProtonApp
+    from proton_tui.tui.opening import Opening
+
+    return ProtonApp(opening=Opening.of(pending, view_filter or ViewFilter()))
