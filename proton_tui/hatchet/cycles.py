@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proton_tui.hatchet.facts import CycleFacts
-from proton_tui.hatchet.profile import Profile, add_children, is_number, with_inclusive
+from proton_tui.hatchet.profile import Profile
+from proton_tui.hatchet.tree import add_children, is_number, with_inclusive
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace

@@ -23,8 +23,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from proton_tui.hatchet.profile import GRAFTED_PARENT, ROOT_PARENT, Profile, graft
+from proton_tui.hatchet.profile import ROOT_PARENT, Profile
 from proton_tui.hatchet.reader import DECODE_ERRORS, DOCUMENT, NODES, LoadCancelled, NodeError, flatten, profile_from
+from proton_tui.hatchet.tree import GRAFTED_PARENT, graft
 
 # The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):
 # benchmarks/README.md, "Reading large captures".

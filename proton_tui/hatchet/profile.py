@@ -7,26 +7,22 @@ visits every child before its parent.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proton_tui.hatchet.devices import device_label
 from proton_tui.hatchet.facts import CycleFacts
+from proton_tui.hatchet.hardware import DeviceFacts
+from proton_tui.hatchet.tree import records, with_inclusive
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
 NO_UNIT = "none"  # the unit of a capture in which no node has a time or cycles (only scopes and their metrics)
-GRAFTED_PARENT = -2  # the parent of subtrees flattened on their own, to be attached to a node of another part
-FLOPS_KEY = re.compile(r"^flops(8|16|32|64)?$")
-# Peak HBM bandwidth (bytes/s) for AMD arches whose device_info lacks the bus numbers (Proton's specs.py).
-HIP_PEAK_BYTES_PER_S = {"gfx90a": 3.2e12, "gfx942": 5.3e12, "gfx950": 8.0e12}
 
 
 @dataclass
@@ -59,7 +55,7 @@ def _largest_first(kernel: KernelStats) -> tuple[float, str]:
 
 
 @dataclass
-class Profile:
+class Profile(DeviceFacts):
     """A loaded capture: per-node arrays indexed by node id, plus derived inclusive values."""
 
     path: Path
@@ -275,74 +271,6 @@ class Profile:
             )
         )
 
-    def device_spec(self, device: str) -> dict | None:
-        """What device_info says of one device ("CUDA:0"): its arch, clocks, bus width…; None when it is not there."""
-        device_type, _, device_id = device.partition(":")
-        by_id = self.device_info.get(device_type)
-        spec = by_id.get(device_id) if isinstance(by_id, dict) else None
-        return spec if isinstance(spec, dict) else None
-
-    def sm_clock_khz(self, device: str) -> float | None:
-        """The device's SM clock in kHz from the capture's device_info (`clock_rate`, the maximum it reports), else
-        the clock its run reported (`cycle_facts`); None when neither says."""
-        spec = self.device_spec(device)
-        value = spec.get("clock_rate") if spec is not None else None
-        if is_number(value) and value > 0:
-            return float(value)
-        return self.run_clock_khz
-
-    @property
-    def run_clock_khz(self) -> float | None:
-        """The SM clock (kHz) an instrumentation capture's run gives: the one the user gave (`view --sm-clock-khz`)
-        or the one its run reported; None when neither did."""
-        facts = self.cycle_facts
-        return facts.clock_khz if facts is not None and facts.clock_khz else None
-
-    @cached_property
-    def sm_clocks(self) -> tuple[float, ...]:
-        """The SM clocks (kHz) the cycles of this capture's scopes are timed at, lowest first (none for a capture
-        without cycles or without a clock)."""
-        if self.unit != "cycles":
-            return ()
-        devices = set(compress(self.devices, self.has_own))
-        return tuple(sorted({clock for device in devices if (clock := self.sm_clock_khz(device))}))
-
-    def peak_bytes_per_s(self, device: str) -> float | None:
-        """Peak memory bandwidth of one device, as Proton defines it (`triton.profiler.specs`): for CUDA from
-        device_info's bus width and memory clock, for HIP the architecture's peak; None when the capture does not
-        say or the architecture is unknown (no guess)."""
-        spec = self.device_spec(device)
-        if spec is None:
-            return None
-        device_type = device.partition(":")[0]
-        if device_type == "HIP":
-            return HIP_PEAK_BYTES_PER_S.get(str(spec.get("arch", "")))
-        bus_width, mem_clock_khz = spec.get("bus_width"), spec.get("memory_clock_rate")
-        if device_type == "CUDA" and is_number(bus_width) and is_number(mem_clock_khz) and bus_width > 0 \
-                and mem_clock_khz > 0:
-            return 2.0 * bus_width * mem_clock_khz * 1e3 / 8.0
-        return None
-
-    def gbps(self, node: int) -> float | None:
-        """Achieved GB/s of a kernel (its bytes over its time); None for scopes, whose time may include kernels
-        that declared no bytes, and where bytes or time are missing."""
-        if self.unit != "ns" or not self.has_own[node] or not self.bytes[node] or not self.inclusive[node]:
-            return None
-        return self.bytes[node] / self.inclusive[node]
-
-    def peak_percent(self, node: int) -> float | None:
-        """Achieved bandwidth as a percentage of the node's device peak, or None when unknown."""
-        achieved = self.gbps(node)
-        peak = self.peak_bytes_per_s(self.devices[node]) if achieved and self.devices[node] else None
-        return 100.0 * achieved * 1e9 / peak if peak else None
-
-    def kernel_peak_percent(self, kernel: KernelStats) -> float | None:
-        """A kernel's achieved bandwidth as a percentage of its device's peak; None when unknown or when its
-        instances ran on devices of different peaks."""
-        peaks = {self.peak_bytes_per_s(device) for device in kernel.devices}
-        peak = peaks.pop() if len(peaks) == 1 else None
-        return 100.0 * kernel.gbps * 1e9 / peak if kernel.gbps and peak else None
-
     def is_derived(self, node: int) -> bool:
         """Whether proton-tui added this node (a scope's unattributed part), rather than the capture."""
         return bool(self.derived) and self.derived[node]
@@ -355,36 +283,6 @@ class Profile:
             metrics = {"count": self.own_launches[node], "device_id": device_id, "device_type": device_type,
                        "time (ns)": self.own[node]}
         return metrics
-
-    def tflops(self, node: int) -> dict[str, float]:
-        """A kernel's TFLOP/s for each flops metric it declared (flops, flops8 … flops64), over its time."""
-        if self.unit != "ns" or not self.has_own[node] or not self.inclusive[node]:
-            return {}
-        seconds = self.inclusive[node] * 1e-9
-        return {
-            key: value / seconds / 1e12
-            for key, value in self.node_metrics(node).items()
-            if FLOPS_KEY.match(key) and is_number(value) and value
-        }
-
-    def device_warnings(self) -> list[str]:
-        """What a multi-device capture cannot tell apart, said plainly."""
-        ran_on = sorted(self.kernel_devices() - {""})
-        listed = self._listed_devices()
-        warnings = []
-        if len(ran_on) > 1:
-            warnings.append(
-                f"kernels ran on {len(ran_on)} devices ({', '.join(ran_on)}): Proton merges same-named kernels "
-                "launched from one calling context on different GPUs into one node labelled with a single device, "
-                "so per-device totals can be off; scope each GPU's work to tell them apart"
-            )
-        missing = [d for d in ran_on if d not in listed]
-        if missing and listed:
-            warnings.append(
-                f"device_info lists {', '.join(sorted(listed))} but not {', '.join(missing)} "
-                "(Triton 3.6's multi-GPU metadata bug): no peak bandwidth for those"
-            )
-        return warnings
 
     def avg(self, node: int) -> float:
         launches = self.launches[node]
@@ -418,82 +316,3 @@ class Profile:
             "proton_top_kernels": [k.name for k in kernels[:5]],
             "proton_artifact_dir": str(self.path.resolve().parent),
         }
-
-
-def records(metrics: dict | int | None) -> bool:
-    """Whether a node's raw metrics record anything: any metric but a zero (None: a plain kernel's, which do)."""
-    if metrics is None:
-        return True
-    return isinstance(metrics, dict) and any(not (is_number(value) and value == 0) for value in metrics.values())
-
-
-def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def add_children(children: list[list[int]], parents: list[int], first: int = 0) -> None:
-    """Extend `children` with the lists of new nodes `first`, `first` + 1, … whose parents are `parents`, and add
-    each new node to its parent's list."""
-    children += [[] for _ in parents]
-    for node, parent in enumerate(parents, first):
-        if parent >= 0:
-            children[parent].append(node)
-
-
-
-def with_inclusive(profile: Profile) -> Profile:
-    """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children.
-    Works on a forest too (the subtrees of a piece read on its own: roots with parent GRAFTED_PARENT)."""
-    has_own, parents = profile.has_own, profile.parents
-    inclusive = list(profile.own)
-    # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
-    launches = [n if own else 0 for n, own in zip(profile.own_launches, has_own)]
-    node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
-    for node, parent in zip(range(profile.node_count - 1, 0, -1), reversed(parents)):
-        if parent >= 0 and not has_own[parent]:
-            inclusive[parent] += inclusive[node]
-            launches[parent] += launches[node]
-            node_bytes[parent] += node_bytes[node]
-    if any(has_own[parent] for parent in set(parents) if parent >= 0):  # regions under a kernel (instrumentation)
-        under_own = [False] * profile.node_count
-        for node in range(1, profile.node_count):
-            parent = parents[node]
-            under_own[node] = parent >= 0 and (under_own[parent] or has_own[parent])
-        profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
-    else:  # no node with its own value has children: those nodes are the kernels
-        profile.is_kernel = list(has_own)
-    profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
-    profile.has_bytes = any(node_bytes)
-    profile._kernel_stats = profile._device_totals = profile._empty = None
-    return profile
-
-
-def graft(profile: Profile, part: Profile, at: int) -> None:
-    """Attach `part` (a forest loaded on its own, inclusive values computed, roots with parent GRAFTED_PARENT; its
-    `children` are not read) as the last children of node `at`; its totals climb to ROOT through the nodes without
-    their own value, so the result is what `_with_inclusive` gives for the whole tree."""
-    chain = [at, *profile.ancestors(at)]
-    inside_kernel = any(profile.has_own[node] for node in chain)  # then none of the part's nodes is a kernel
-    offset, children = profile.node_count, profile.children
-    parents = [at if parent == GRAFTED_PARENT else parent + offset for parent in part.parents]
-    first_root = len(children[at])
-    add_children(children, parents, offset)  # from the parents: cheaper than sending the part's and renumbering them
-    roots = children[at][first_root:]
-    profile.parents += parents
-    for item in ("names", "depths", "metrics", "own", "has_own", "devices", "own_launches", "own_bytes",
-                 "inclusive", "launches", "bytes"):
-        getattr(profile, item).extend(getattr(part, item))
-    profile.is_kernel += [False] * part.node_count if inside_kernel else part.is_kernel
-    profile.hidden_internal += part.hidden_internal
-    profile.has_bytes = profile.has_bytes or part.has_bytes
-    profile._kernel_stats = profile._device_totals = profile._empty = None  # summed over the whole when first asked for
-    value = sum(profile.inclusive[root] for root in roots)
-    launches = sum(profile.launches[root] for root in roots)
-    size = sum(profile.bytes[root] for root in roots)
-    for node in chain:  # up to the first node with its own value (which keeps it)
-        if profile.has_own[node]:
-            break
-        profile.inclusive[node] += value
-        profile.launches[node] += launches
-        profile.bytes[node] += size
-

@@ -27,15 +27,12 @@ import orjson
 from proton_tui.hatchet.cycles import facts_from_trace
 from proton_tui.hatchet.devices import device_label
 from proton_tui.hatchet.profile import (
-    GRAFTED_PARENT,
     NO_UNIT,
     ROOT_PARENT,
     Profile,
-    add_children,
-    is_number,
-    with_inclusive,
 )
 from proton_tui.hatchet.trace import NotATrace, Trace, TraceError, decode_trace, read_trace
+from proton_tui.hatchet.tree import GRAFTED_PARENT, add_children, is_number, with_inclusive
 
 TIME_KEY = re.compile(r"^time \((ns|us|ms|s)\)$", re.IGNORECASE)
 NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
