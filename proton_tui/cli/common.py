@@ -97,7 +97,7 @@ def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = Non
 
 
 def names_for(profiles: list[Profile], raw: bool) -> Names:
-    """The display names of these captures' nodes (one c++filt run for all)."""
+    """The display names of these captures' nodes (demangled once for all)."""
     from proton_tui.view.names import Names
 
     return Names.demangled({name for profile in profiles for name in profile.names}, raw)

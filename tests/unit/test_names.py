@@ -1,16 +1,16 @@
-"""Readable kernel names: the real c++filt on gpt2_shadow's mangled names, its absence and failure, Python frames."""
+"""Kernel names in three forms on real captures: demangled as c++filt writes them, with or without c++filt; short
+names distinct within a capture; Python frames; names that are not mangled."""
 
 from __future__ import annotations
 
-import os
+import re
 import shutil
-import stat
+import subprocess
 
 import pytest
 
 from proton_tui.hatchet import load_profile
-from proton_tui.view import names
-from proton_tui.view.names import demangle_all, demangler_available, display_name, frame_location
+from proton_tui.view.names import Names, demangle_all, demangler, demangler_available, display_name, frame_location
 from tests.helpers import capture_path
 
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
@@ -24,20 +24,17 @@ needs_cxxfilt = pytest.mark.skipif(CXXFILT is None, reason="c++filt (binutils) i
 
 @pytest.fixture(autouse=True)
 def empty_cache(monkeypatch):
-    """Each test starts with nothing demangled, so a cached answer cannot hide a missing or failing c++filt."""
-    monkeypatch.setattr(names, "_cache", {})
+    """Each test starts with nothing demangled, so a cached answer cannot hide a missing demangler."""
+    monkeypatch.setattr(demangler, "_cache", {})
 
 
-def fake_path(tmp_path, monkeypatch, script: str | None = None):
-    """PATH holding only tmp_path, with `script` as its c++filt when given (a real executable, not a mock)."""
-    if script is not None:
-        tool = tmp_path / "c++filt"
-        tool.write_text("#!/bin/sh\n" + script)
-        tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", str(tmp_path))
+CAPTURES = ["gpt2_shadow", "multigpu", "vecadd_hook", "vecadd_auto", "vecadd_fail", "python_scopes"]
 
 
-@needs_cxxfilt
+def capture_names(name: str) -> set[str]:
+    return set(load_profile(capture_path(name)).names)
+
+
 def test_gpt2_shadow_names_are_demangled():
     kernel_names = [kernel.name for kernel in load_profile(capture_path("gpt2_shadow")).kernel_stats()]
     readable = demangle_all(kernel_names)
@@ -51,41 +48,55 @@ def test_gpt2_shadow_names_are_demangled():
 
 
 @needs_cxxfilt
-def test_one_c_plus_plus_filt_run_for_all_names_then_the_cache(tmp_path, monkeypatch):
-    log = tmp_path / "runs.log"
-    fake_path(tmp_path, monkeypatch, f'echo run >> "{log}"\nexec "{CXXFILT}" "$@"\n')
-    kernel_names = [kernel.name for kernel in load_profile(capture_path("gpt2_shadow")).kernel_stats()]
-    assert demangle_all(kernel_names)[CUTLASS] == CUTLASS_READABLE
-    assert demangle_all(kernel_names)[CUTLASS] == CUTLASS_READABLE
-    assert log.read_text() == "run\n"
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_full_names_are_what_cxxfilt_writes(capture):
+    mangled = sorted(n for n in capture_names(capture) if n.startswith("_Z"))
+    written = subprocess.run([CXXFILT], input="\n".join(mangled) + "\n", capture_output=True, text=True).stdout
+    assert [Names.demangled(mangled).full(n) for n in mangled] == written.splitlines()
 
 
-def test_missing_cxxfilt_keeps_raw_names(tmp_path, monkeypatch):
-    fake_path(tmp_path, monkeypatch)
-    assert not demangler_available()
-    assert demangle_all([CUTLASS, "add_kernel"]) == {CUTLASS: CUTLASS, "add_kernel": "add_kernel"}
-
-
-@pytest.mark.parametrize(
-    "script",
-    ["echo broken >&2\nexit 1\n", "while read -r line; do :; done\necho only-one-line\n"],
-    ids=["exit status 1", "wrong line count"],
-)
-def test_failing_cxxfilt_keeps_raw_names_and_is_retried(script, tmp_path, monkeypatch):
-    fake_path(tmp_path, monkeypatch, script)
+def test_missing_cxxfilt_changes_nothing(tmp_path, monkeypatch):
+    with_path = Names.demangled(capture_names("gpt2_shadow"), form="short")
+    expected = {n: (with_path.short(n), with_path.full(n)) for n in capture_names("gpt2_shadow")}
+    monkeypatch.setattr(demangler, "_cache", {})
+    monkeypatch.setenv("PATH", str(tmp_path))
+    without = Names.demangled(capture_names("gpt2_shadow"), form="short")
     assert demangler_available()
-    both = [CUTLASS, "_Z3foov"]
-    assert demangle_all(both) == {name: name for name in both}
-    if CXXFILT is not None:  # a failure is not remembered: the real c++filt answers next time
-        monkeypatch.setenv("PATH", str(os.path.dirname(CXXFILT)))
-        assert demangle_all(both) == {CUTLASS: CUTLASS_READABLE, "_Z3foov": "foo()"}
+    assert {n: (without.short(n), without.full(n)) for n in expected} == expected
 
 
-@needs_cxxfilt
-def test_name_with_a_line_break_is_not_sent_and_shifts_nothing():
-    odd = "_Z3foov\n_Z3barv"
-    readable = demangle_all([odd, "_Z3bazv", CUTLASS])
-    assert readable == {odd: odd, "_Z3bazv": "baz()", CUTLASS: CUTLASS_READABLE}
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_short_names_are_distinct_and_filters_find_every_form(capture):
+    raw_names = capture_names(capture)
+    names = Names.demangled(raw_names, form="short")
+    shorts = [names.short(n) for n in raw_names]
+    assert len(set(shorts)) == len(shorts)
+    for raw in raw_names:
+        for form in ("short", "full", "raw"):
+            pattern = re.compile(re.escape(names.in_form(raw, form)))
+            assert names.matches(pattern, raw)
+
+
+def test_fill_functor_kernels_told_apart_by_their_functor():
+    names = Names.demangled(capture_names("gpt2_shadow"), form="short")
+    fills = sorted(names.short(n) for n in capture_names("gpt2_shadow") if "FillFunctor" in n)
+    assert fills == ["vectorized_elementwise_kernel<…, FillFunctor<float>, …>",
+                     "vectorized_elementwise_kernel<…, FillFunctor<long>, …>",
+                     "vectorized_elementwise_kernel<…, FillFunctor<unsigned char>, …>"]
+
+
+@pytest.mark.parametrize("raw", ["add_kernel<n=1048576>", "triton_poi_fused_add_0", "_Zbroken"])
+def test_other_names_are_the_same_in_every_form(raw):
+    names = Names.demangled([raw, CUTLASS])
+    assert names.short(raw) == names.full(raw) == names.in_form(raw, "raw") == raw
+    assert names.unreadable(raw) == (raw == "_Zbroken")
+
+
+def test_forms_cycle_and_raw_flag():
+    names = Names.demangled([CUTLASS], form="short")
+    assert [names.form, names.next_form().form, names.next_form().next_form().form] == ["short", "full", "raw"]
+    assert Names(raw=True).raw and Names().with_raw(True).form == "raw"
+    assert Names.demangled([CUTLASS]).shown(CUTLASS) == CUTLASS_READABLE  # the default form: readable, as before
 
 
 def test_python_frame_location_and_display():

@@ -45,6 +45,7 @@ from proton_tui.view.filters import FilterError, ViewFilter
 from proton_tui.view.flame import merged_text
 from proton_tui.view.formatting import counted, format_percent
 from proton_tui.view.names import Names, demangler_available
+from proton_tui.view.names.demangler import UNAVAILABLE as DEMANGLER_UNAVAILABLE
 
 if TYPE_CHECKING:
     from proton_tui.engine.session import RunResult
@@ -223,7 +224,7 @@ class ProfileScreen(Screen):
     # ---- readable names -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
     def load_readable_names(self) -> None:
-        """Demangle every distinct name off the UI thread (one c++filt run); the table switches when it lands."""
+        """Demangle every distinct name off the UI thread; the table switches when it lands."""
         self.post_message(NamesReady(Names.demangled(set(self.profile.names))))
 
     def on_names_ready(self, message: NamesReady) -> None:
@@ -233,7 +234,7 @@ class ProfileScreen(Screen):
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
             self.show_filtered(self.view_filter)  # a filter matches readable names too
         if not demangler_available():
-            self.notify("c++filt not found: C++ names stay mangled (install binutils)", severity="warning")
+            self.notify(DEMANGLER_UNAVAILABLE, severity="warning")
 
     # ---- the views: table, flame, timeline ----------------------------------------------------------------------
     @property
