@@ -21,7 +21,7 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
     SM clock an instrumentation trace's cycles are shown as time at (``with_record_beside``)."""
     from .hatchet import CaptureError, PendingLoad
-    from .hatchet.reader import STDIN
+    from .hatchet.source import STDIN
 
     try:
         pending = PendingLoad(file, show_internal)

@@ -10,9 +10,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from .cycles import with_unattributed
+from .decode import is_msgpack, is_object
+from .errors import LoadCancelled
 from .pieces import load_in_pieces
 from .profile import Profile
-from .reader import LoadCancelled, is_msgpack, is_object, load_whole, mapped
+from .reader import load_whole
+from .source import mapped
 
 
 def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False) -> Profile:

@@ -23,8 +23,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from .decode import DECODE_ERRORS, DOCUMENT, NODES
+from .errors import LoadCancelled
+from .flatten import NodeError, flatten, profile_from
 from .profile import GRAFTED_PARENT, ROOT_PARENT, Profile, graft
-from .reader import DECODE_ERRORS, DOCUMENT, NODES, LoadCancelled, NodeError, flatten, profile_from
 
 # The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):
 # benchmarks/README.md, "Reading large captures".
