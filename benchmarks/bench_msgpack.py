@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 DECODERS = {
-    "msgspec typed (proton-tui)": "from proton_tui.hatchet.reader import MSGPACK_DOCUMENT as d; decode = d.decode",
+    "msgspec typed (proton-tui)": "from proton_tui.hatchet.decode import MSGPACK_DOCUMENT as d; decode = d.decode",
     "msgspec untyped": "import msgspec; decode = msgspec.msgpack.decode",
     "msgpack (reference)": "import msgpack, functools; decode = functools.partial(msgpack.unpackb, raw=False)",
 }

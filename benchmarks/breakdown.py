@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/breakdown.py FILE [--no-gc]
 
-The phases are those of reading a capture whole (reader.mapped, reader.parse, reader._index, with_inclusive, so it
+The phases are those of reading a capture whole (source.mapped, decode.parse, reader._index, with_inclusive, so it
 may need updating when they change); load_profile itself is timed too (in pieces from 2 x pieces.PIECE_BYTES).
 --no-gc runs everything with the cyclic garbage collector disabled, to show what GC costs.
 """
@@ -32,14 +32,15 @@ def main() -> int:
         gc.disable()
     print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
     start = time.perf_counter()
-    from proton_tui.hatchet import pieces, reader
-    from proton_tui.view import formatting, hatchet, report
+    from proton_tui import hatchet, report
+    from proton_tui.hatchet import decode, flatten, pieces, reader, source
+    from proton_tui.view import formatting
 
     print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
-    with reader.mapped(path) as data:
-        document = timed("_parse (orjson.loads of the memory-mapped file)", reader.parse, path, data)
+    with source.mapped(path) as data:
+        document = timed("_parse (orjson.loads of the memory-mapped file)", decode.parse, path, data)
     tree, device_info = document
-    inclusive = reader.with_inclusive
+    inclusive = flatten.with_inclusive
     spent = {}
 
     def measured_inclusive(profile):
@@ -48,11 +49,11 @@ def main() -> int:
         spent["inclusive"] = time.perf_counter() - begin
         return result
 
-    reader.with_inclusive = measured_inclusive
+    flatten.with_inclusive = measured_inclusive
     begin = time.perf_counter()
     profile = reader._index(path, tree, device_info, False)
     total = time.perf_counter() - begin
-    reader.with_inclusive = inclusive
+    flatten.with_inclusive = inclusive
     label = "_index without _with_inclusive (validate + flatten)"
     print(f"  {label:<58} {(total - spent['inclusive']) * 1000:10.1f} ms")
     print(f"  {'_with_inclusive':<58} {spent['inclusive'] * 1000:10.1f} ms")

@@ -11,11 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from proton_tui.hatchet.cycles import with_unattributed
+from proton_tui.hatchet.decode import is_msgpack, is_object
 from proton_tui.hatchet.devices import device_index, device_label
+from proton_tui.hatchet.errors import CaptureError, LoadCancelled
 from proton_tui.hatchet.facts import CycleFacts
 from proton_tui.hatchet.pieces import load_in_pieces
 from proton_tui.hatchet.profile import Profile
-from proton_tui.hatchet.reader import CaptureError, LoadCancelled, is_msgpack, is_object, load_whole, mapped
+from proton_tui.hatchet.reader import load_whole
+from proton_tui.hatchet.source import mapped
 
 
 @dataclass(frozen=True)

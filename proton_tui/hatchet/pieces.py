@@ -23,8 +23,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from proton_tui.hatchet.decode import DECODE_ERRORS, DOCUMENT, NODES
+from proton_tui.hatchet.errors import LoadCancelled
+from proton_tui.hatchet.flatten import NodeError, flatten, profile_from
 from proton_tui.hatchet.profile import ROOT_PARENT, Profile
-from proton_tui.hatchet.reader import DECODE_ERRORS, DOCUMENT, NODES, LoadCancelled, NodeError, flatten, profile_from
 from proton_tui.hatchet.tree import GRAFTED_PARENT, graft
 
 # The size of a piece, calibrated on the 2-core machine with the 1M-node benchmark capture (963 MB):

@@ -20,7 +20,7 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
     """Open FILE in the viewer until the user quits; the one-line reason when it cannot be loaded. `clock_khz`: the
     SM clock an instrumentation trace's cycles are shown as time at (``open_capture``)."""
     from proton_tui.hatchet import CaptureError, pending_capture
-    from proton_tui.hatchet.reader import STDIN
+    from proton_tui.hatchet.source import STDIN
 
     try:
         pending = pending_capture(file, sm_clock=clock_khz, show_internal=show_internal)

@@ -158,13 +158,13 @@ def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypa
     (a truncated mapping would end the process with SIGBUS), and the read is the whole old file."""
     import mmap
 
-    from proton_tui.hatchet import PendingLoad, load_profile, reader
+    from proton_tui.hatchet import PendingLoad, load_profile, source
 
     old, _ = two_versions
     path = tmp_path / "capture.hatchet"
     path.write_bytes(old)
     whole = load_profile(path, settled=True)
-    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)  # mapped as a large capture is
+    monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)  # mapped as a large capture is
     pending = PendingLoad(path, settled=True)
     assert isinstance(pending.data, mmap.mmap)
     writer = subprocess.Popen([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"])

@@ -489,7 +489,7 @@ async def test_the_timeline_keeps_working_after_panning_away_and_escape_goes_to_
 
 
 def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():
-    from proton_tui.hatchet.trace import TraceError, read_trace
+    from proton_tui.hatchet.chrome_trace import TraceError, read_trace
     from proton_tui.view.timeline import TimelineLayout
 
     events = [{"ph": "X", "name": name, "cat": "kernel", "ts": ts, "dur": dur, "pid": 0, "tid": 7}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from proton_tui.hatchet import CaptureError, LoadCancelled, load_profile, loader, pieces, reader
+from proton_tui.hatchet import CaptureError, LoadCancelled, load_profile, loader, pieces, reader, source
 from tests.helpers import REPO, capture_path, kernel, scope
 
 COMPARED = ("names", "parents", "children", "depths", "own", "has_own", "is_kernel", "devices", "unit",
@@ -37,7 +37,7 @@ def load_both_ways(path: Path, monkeypatch, pieces_of: int = 5, **options):
     and whether the second read used pieces)."""
     used = []
     real = loader.load_in_pieces
-    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)  # small files are mapped too, as a large one is
+    monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)  # small files are mapped too, as a large one is
 
     def spy(*args, **_):
         result = real(*args, piece_bytes=max(1, path.stat().st_size // pieces_of))
@@ -233,7 +233,7 @@ def test_random_trees_load_the_same(tmp_path, monkeypatch):
 def test_msgspec_and_orjson_read_the_same(name):
     """The whole-file read decodes into msgspec Structs; orjson's parse (the path that words errors) agrees."""
     path = capture_path(name)
-    with reader.mapped(path) as data:
+    with source.mapped(path) as data:
         structs, parsed = reader.load_whole(path, data, False), reader.load_parsed(path, data, False)
     assert_same(parsed, structs)
 
@@ -242,7 +242,7 @@ def test_a_load_in_pieces_reports_progress_and_stops_when_cancelled(tmp_path, mo
     """The share read grows piece by piece to the whole file; a cancel between pieces raises LoadCancelled, and the
     file can be read again afterwards."""
     path = proton_file(tmp_path, wide_tree(groups=12))
-    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)
     monkeypatch.setattr(pieces, "PIECE_BYTES", path.stat().st_size // 6)
     pending = loader.PendingLoad(path)
     seen = []
@@ -279,7 +279,7 @@ def test_an_abandoned_load_never_returns(tmp_path, monkeypatch):
     """Abandoned (the process is about to end), a load stops where it is and stays there: it neither returns nor
     unwinds (unwinding would free what it built while the process tries to end)."""
     path = proton_file(tmp_path, wide_tree(groups=12))
-    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)
     monkeypatch.setattr(pieces, "PIECE_BYTES", path.stat().st_size // 6)
     pending = loader.PendingLoad(path)
     monkeypatch.setattr(pending, "_read_so_far", lambda done: pending.cancel(abandon=True))
@@ -295,7 +295,7 @@ def test_an_abandoned_load_never_returns(tmp_path, monkeypatch):
 def test_a_mapped_capture_can_be_read_on_another_thread(tmp_path, monkeypatch):
     """As the viewer reads it: mapped (with its read lease) on the main thread, read and released on another."""
     path = proton_file(tmp_path, wide_tree())
-    monkeypatch.setattr(reader, "MAP_FROM_BYTES", 0)
+    monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)
     pending = loader.PendingLoad(path)
     done = []
     thread = threading.Thread(target=lambda: done.append(pending.finish()))

@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from proton_tui.hatchet import load_profile
-from proton_tui.hatchet.trace import read_trace, warp_lane
+from proton_tui.hatchet.chrome_trace import read_trace
+from proton_tui.hatchet.trace import warp_lane
 from proton_tui.view.warps import Warp, median, nearest_rank, warp_trace
 from tests.helpers import FIXTURES
 
