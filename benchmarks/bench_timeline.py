@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from proton_tui.hatchet import load_profile
-from proton_tui.report import event_details
+from proton_tui.output.details import event_details
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import TimelineLayout
 

@@ -32,11 +32,12 @@ def main() -> int:
         gc.disable()
     print(f"{path.name}  ({path.stat().st_size / 1e6:,.1f} MB)  gc {'off' if '--no-gc' in sys.argv else 'on'}")
     start = time.perf_counter()
-    from proton_tui import hatchet, report
+    from proton_tui import hatchet
     from proton_tui.hatchet import decode, flatten, pieces, reader, source
+    from proton_tui.output import details
     from proton_tui.view import formatting
 
-    print(f"  {'import proton_tui.hatchet, report':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
+    print(f"  {'import proton_tui.hatchet, output.details':<58} {(time.perf_counter() - start) * 1000:10.1f} ms")
     with source.mapped(path) as data:
         document = timed("_parse (orjson.loads of the memory-mapped file)", decode.parse, path, data)
     tree, device_info = document
@@ -65,7 +66,7 @@ def main() -> int:
     timed("device_names() (one call)", profile.device_names, repeat=3)
     timed("has_bytes (one call)", lambda: profile.has_bytes, repeat=3)
     timed("columns(profile)", formatting.columns, profile, repeat=3)
-    timed("header_line(profile)", report.header_line, profile, repeat=3)
+    timed("header_line(profile)", details.header_line, profile, repeat=3)
     rows = [0] + profile.sorted_children(0)
     rows += [kid for node in rows[1:] for kid in profile.sorted_children(node)]
     rows = rows[:38]

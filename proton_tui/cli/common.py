@@ -59,7 +59,7 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
 def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoReturn:
     """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code."""
     if as_json:
-        from proton_tui.report import json_text
+        from proton_tui.output.document import json_text
 
         sys.stdout.write(json_text(report.to_json()))
     else:

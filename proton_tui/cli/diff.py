@@ -29,7 +29,7 @@ def diff(
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
     from proton_tui.output.diff import DiffError, diff_json, diff_profiles, diff_text
-    from proton_tui.report import json_text
+    from proton_tui.output.document import json_text
 
     chosen = view_filter(include, exclude)
     if plain and as_json:

@@ -119,7 +119,7 @@ def _report(result: RunResult, as_json: bool) -> None:
     if pinned := pinned_text(result.record):
         out.write(f"device: {pinned}\n")
     if result.profile is not None and not result.profile.is_empty:
-        from proton_tui.report import kernel_summary_text
+        from proton_tui.output.text import kernel_summary_text
         from proton_tui.view.display import Display
 
         display = Display(result.profile, names_for([result.profile], raw=False))
@@ -128,7 +128,7 @@ def _report(result: RunResult, as_json: bool) -> None:
     if as_json:
         import msgspec
 
-        from proton_tui.report import json_text
+        from proton_tui.output.document import json_text
 
         sys.stdout.write(json_text(msgspec.to_builtins(result.record)))
         sys.stdout.flush()

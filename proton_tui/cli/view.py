@@ -50,8 +50,10 @@ def view(
     ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
-    from proton_tui import report
     from proton_tui.console import size_text
+    from proton_tui.output.csv_tables import kernel_csv
+    from proton_tui.output.document import json_text, summary_json
+    from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
@@ -86,13 +88,13 @@ def view(
         typer.echo(f"wrote the {view_name} view to {export}", err=True)
         return
     if as_json:
-        sys.stdout.write(report.json_text(report.summary_json(display)))
+        sys.stdout.write(json_text(summary_json(display)))
     elif as_csv:
-        sys.stdout.write(report.kernel_csv(display))
+        sys.stdout.write(kernel_csv(display))
     elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary
-        report.write_lines(report.kernel_summary_lines(display), sys.stdout)
+        write_lines(kernel_summary_lines(display), sys.stdout)
     else:
-        report.write_lines(report.tree_lines(display), sys.stdout)
+        write_lines(tree_lines(display), sys.stdout)
 
 
 MAX_CLOCK_KHZ = 100_000_000  # 100 GHz: above any GPU's SM clock, a value in Hz or a typo

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from proton_tui import JSON_SCHEMA
 from proton_tui.hatchet import Profile
-from proton_tui.report import header_line, json_text, json_unit, kernel_csv, kernel_records, tree_csv, tree_records
+from proton_tui.output.csv_tables import kernel_csv, tree_csv
+from proton_tui.output.details import header_line
+from proton_tui.output.document import json_text, json_unit, kernel_records, tree_records
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells
 

@@ -229,8 +229,9 @@ def test_a_pinned_runs_capture_calls_its_gpu_as_the_user_chose_it(tmp_path):
     import shutil
 
     from proton_tui.engine.session import capture_status
+    from proton_tui.output.document import kernel_records
+    from proton_tui.output.text import tree_text
     from proton_tui.records import RunRecord
-    from proton_tui.report import kernel_records, tree_text
     from proton_tui.view.display import Display
 
     capture = shutil.copy(FIXTURES / "vecadd_hook.hatchet", tmp_path / "vecadd.hatchet")

@@ -19,7 +19,7 @@ CORE = [name for name in MODULES if not name.startswith(FRONT_ENDS)]
 
 
 def test_core_modules_exist():
-    assert {"proton_tui.hatchet", "proton_tui.view.display", "proton_tui.report", "proton_tui.engine.check"} <= set(CORE)
+    assert {"proton_tui.hatchet", "proton_tui.view.display", "proton_tui.output.text", "proton_tui.engine.check"} <= set(CORE)
     assert "proton_tui.cli.view" in MODULES and "proton_tui.cli" not in CORE
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
-from proton_tui.report import kernel_summary_text
+from proton_tui.output.text import kernel_summary_text
 from proton_tui.view.display import Display
 from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from proton_tui.hatchet import load_profile
-from proton_tui.report import bandwidth_notes, details_text, header_line, kernel_summary_lines, node_details, tree_lines
+from proton_tui.output.details import bandwidth_notes, details_text, header_line, node_details
+from proton_tui.output.text import kernel_summary_lines, tree_lines
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import counted
 from proton_tui.view.names import Names

@@ -18,9 +18,7 @@ from textual.widgets import Label, Static
 from proton_tui.console import printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.hatchet import Profile, pending_capture
-from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
-from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
-from proton_tui.report import (
+from proton_tui.output.details import (
     bandwidth_notes,
     cycle_notes,
     details_text,
@@ -30,6 +28,8 @@ from proton_tui.report import (
     kernel_details,
     node_details,
 )
+from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
+from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
 from proton_tui.tui.dialogs.path import PathDialog
 from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from proton_tui.tui.opening import Opening

@@ -1,26 +1,16 @@
-"""What a profile says, in words: the header line, per-device totals, a row's details, and the text, JSON and CSV
-outputs. Every output reads the tree through a `Display`, so names, order and numbers are the table's."""
+"""What a row, a trace event or a warp scope says in the details pane and in text: the header line, per-device
+totals, bandwidth and cycle notes."""
 
 from __future__ import annotations
 
-import csv
-import io
 import textwrap
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-import orjson
-
-from proton_tui import JSON_SCHEMA
-from proton_tui.console import printable, without_escapes
+from proton_tui.console import printable
 from proton_tui.hatchet import KernelStats, Profile
 from proton_tui.hatchet.cycles import LOAD_CAUTION, UNATTRIBUTED, ScopeNumbers, scope_numbers
-from proton_tui.hatchet.profile import NO_UNIT
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import (
-    Column,
-    aligned_row,
-    columns,
     counted,
     cycles_number,
     format_count,
@@ -28,22 +18,16 @@ from proton_tui.view.formatting import (
     format_mhz,
     format_percent,
     format_value,
-    kernel_cells,
-    node_cells,
 )
 from proton_tui.view.names import Names
-from proton_tui.view.warps import TRACE_UNITS, Warp, cycles_of
+from proton_tui.view.warps import Warp, cycles_of
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
     from proton_tui.view.warps import ScopeStats, WarpTrace
 
+
 NO_METRICS_NOTE = "(none: a scope or frame; its numbers are its children's sums)"
-
-
-def json_text(document) -> str:
-    """A JSON document as every command prints it: indented, one trailing newline."""
-    return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def bandwidth_notes(profile: Profile) -> list[str]:
@@ -255,104 +239,7 @@ def cycle_rows(profile: Profile, numbers: ScopeNumbers, derived: bool = False) -
     return rows
 
 
-def tree_lines(display: Display) -> Iterator[str]:
-    """The tree as aligned text, a line at a time: header, per-device lines, column titles, then every shown row in
-    display order (numeric columns first, then the guide lines and the name, never cut)."""
-    profile = display.profile
-    yield header_line(profile)
-    if profile.is_root_only:
-        return
-    yield from device_lines(profile)
-    yield from bandwidth_notes(profile)
-    yield from cycle_notes(profile)
-    cols = columns(profile, display.bars)
-    yield aligned_row([c.title for c in cols], cols, "name")
-    for node in display.walk():
-        yield aligned_row(node_cells(profile, node, display.bars), cols, display.guide(node) + display.name(node))
-    if display.hidden_empty:
-        yield f"({empty_hidden_text(display.hidden_empty)}; --show-empty shows them)"
-    if profile.hidden_internal:
-        yield f"({profile.hidden_internal} internal Proton nodes hidden)"
-
-
-def trace_lines(trace: Trace, clock_khz: int | None = None) -> list[str]:
-    """A trace's lanes: each one's busy time (its kernels' union), its idle gaps (between its first kernel's start
-    and its last one's end: how long the stream waited) and what else it holds. An instrumentation trace's warp lanes
-    are not listed one by one: its launches' statistics across warps are (`warp_lines`), in cycles (times only at
-    `clock_khz`, the SM clock in kHz, when given)."""
-    from proton_tui.view.warps import warp_trace
-
-    warps = warp_trace(trace, clock_khz)
-    span = trace.end - trace.start
-    if warps is not None and len(warps.lane_of) == len(trace.lanes):  # all warps: the trace's times are cycles
-        lines = [f"trace: {counted(len(trace.lanes), 'warp lane')}, {cycles_number(round(span))} {TRACE_UNITS} from "
-                 "the first event to the last"]
-    else:
-        lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to "
-                 "the last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
-                 + (f"; {counted(trace.flow_count, 'launch → kernel flow')}" if trace.flow_count else "")]
-    for number, lane in enumerate(trace.lanes):
-        if warps is not None and number in warps.lane_of:
-            continue
-        kernels = trace.lane_events(number)
-        others = [event for event in trace.lane_events(number, None) if event.category != "kernel"]
-        parts = [printable(lane.name)]
-        if kernels:
-            busy, gaps = trace.busy(number)
-            active = max(event.end for event in kernels) - min(event.start for event in kernels)
-            parts.append(f"busy {format_value(busy, 'ns')} of {format_value(active, 'ns')} "
-                         f"({format_percent(100.0 * busy / active if active else 100.0)})")
-            parts.append(counted(len(kernels), "kernel"))
-            if gaps:
-                largest = max(gaps, key=lambda gap: gap[1] - gap[0])
-                parts.append(f"idle {format_value(sum(end - start for start, end in gaps), 'ns')} in "
-                             f"{counted(len(gaps), 'gap')}, the longest {format_value(largest[1] - largest[0], 'ns')} "
-                             f"at {format_value(largest[0], 'ns')}")
-        if others:
-            kinds = sorted({event.category or "event" for event in others})
-            parts.append(counted(len(others), " and ".join(kinds) + " event"))
-        lines.append("  " + "  ".join(parts))
-    if warps is not None:
-        lines += warp_lines(warps)
-    return lines
-
-
 STRAGGLERS_SHOWN = 4  # stragglers named per scope in text; JSON has them all
-
-
-def warp_lines(warps: WarpTrace) -> list[str]:
-    """Per launch, then per kernel across its launches: each scope's cycles across warps (count, min, median, p99,
-    max) and its slowest warps named."""
-    kernels = {launch.kernel: launch.ordinal for launch in warps.launches}
-    lines = ["warps: " + ", ".join(f"{counted(count, 'launch', 'launches')} of {printable(kernel)}"
-                                   for kernel, count in kernels.items())
-             + f"; {warps.clock_note}; p99 by nearest rank"]
-    for launch in warps.launches:
-        lines.append(f"launch {launch.number} of {len(warps.launches)} ({printable(launch.kernel)}): "
-                     f"{counted(launch.ctas, 'CTA')} on {counted(len(launch.sms), 'SM')}, "
-                     f"{counted(len(launch.warps), 'warp')}, {cycles_number(launch.end - launch.start)} trace units "
-                     "from its first scope to its last end")
-        lines += scope_table(warps, list(launch.scopes.values()), across=False)
-    if len(warps.launches) > 1:
-        for kernel, count in kernels.items():
-            scopes = list(warps.across[kernel].values())
-            lines.append(f"all {counted(count, 'launch', 'launches')} of {printable(kernel)}: "
-                         f"{counted(max(scope.count for scope in scopes), 'warp run')}")
-            lines += scope_table(warps, scopes, across=True)
-    return lines
-
-
-def scope_table(warps: WarpTrace, scopes: list[ScopeStats], across: bool) -> list[str]:
-    """Scopes' statistics as aligned rows (numbers never cut), each followed by its stragglers."""
-    rows = [[format_count(scope.count), *(warps.cycles_text(value) for value in (scope.min, scope.median, scope.p99,
-                                                                                  scope.max))] for scope in scopes]
-    titles = ["warps", "min", "median", "p99", "max"]
-    cols = [Column(title, title, max(len(title), *(len(row[at]) for row in rows))) for at, title in enumerate(titles)]
-    lines = ["  " + aligned_row(titles, cols, "scope")]
-    for scope, cells in zip(scopes, rows):
-        lines.append("  " + aligned_row(cells, cols, f"{printable(scope.name)}  slowest: "
-                                        f"{stragglers_text(warps, scope, across)}"))
-    return lines
 
 
 def stragglers_text(warps: WarpTrace, scope: ScopeStats, across: bool, shown: int = STRAGGLERS_SHOWN) -> str:
@@ -367,141 +254,6 @@ def stragglers_text(warps: WarpTrace, scope: ScopeStats, across: bool, shown: in
 def empty_hidden_text(count: int) -> str:
     """What the views say of the empty frames they hide."""
     return f"{counted(count, 'empty frame')} hidden: nothing recorded below them"
-
-
-def write_lines(lines: Iterator[str], out: TextIO) -> None:
-    for line in lines:
-        out.write(line + "\n")
-
-
-def tree_text(display: Display) -> str:
-    out = io.StringIO()
-    write_lines(tree_lines(display), out)
-    return out.getvalue()
-
-
-def kernel_summary_lines(display: Display, limit: int | None = None) -> Iterator[str]:
-    """The flat kernel summary as aligned text in display order; `limit` keeps the top rows. A trace's lanes come
-    first (an instrumentation trace's warp statistics, with times at its SM clock when known: `run_clock_khz`)."""
-    profile = display.profile
-    yield header_line(profile)
-    if profile.trace is not None:
-        yield from trace_lines(profile.trace, profile.run_clock_khz)
-    if profile.is_empty:
-        return
-    yield from bandwidth_notes(profile)
-    cols = columns(profile, display.bars)
-    yield aligned_row([c.title for c in cols], cols, "kernel")
-    kernels = display.kernels()
-    for kernel in kernels[:limit]:
-        yield aligned_row(kernel_cells(profile, kernel, display.bars), cols, display.names.shown(kernel.name))
-    if limit is not None and len(kernels) > limit:
-        yield f"(+{counted(len(kernels) - limit, 'more kernel')})"
-
-
-def kernel_summary_text(display: Display, limit: int | None = None) -> str:
-    out = io.StringIO()
-    write_lines(kernel_summary_lines(display, limit), out)
-    return out.getvalue()
-
-
-def kernel_records(display: Display) -> list[dict]:
-    """The kernel summary in display order as plain records: `name` exact as the capture has it, `readable_name`
-    as people read it; `value` and `avg` in the document's unit."""
-    profile = display.profile
-    return [
-        {
-            "name": kernel.name,
-            "readable_name": display.names.readable_name(kernel.name),
-            "value": kernel.value,
-            "percent": round(profile.percent(kernel.value), 4),
-            "launches": None if profile.unit == "cycles" else kernel.launches,  # an instrumentation tree has none
-            "avg": kernel.avg,
-            "bytes": kernel.bytes or None,
-            "gbps": kernel.gbps,
-            "peak_percent": profile.kernel_peak_percent(kernel),
-            "devices": list(kernel.devices),
-        }
-        for kernel in display.kernels()
-    ]
-
-
-def tree_records(display: Display) -> list[dict]:
-    """The tree's shown rows in display order as plain records; `value` and `avg` in the document's unit."""
-    profile = display.profile
-    return [
-        {
-            "depth": profile.depths[node],
-            "path": profile.path_of(node, display.names.exact),
-            "name": profile.names[node],
-            "readable_name": display.names.readable_name(profile.names[node]),
-            "value": profile.inclusive[node],
-            "percent": round(profile.percent(profile.inclusive[node]), 4),
-            "launches": None if profile.unit == "cycles" else profile.launches[node],
-            "avg": profile.avg(node) if profile.launches[node] else None,
-            "gbps": profile.gbps(node),
-            "peak_percent": profile.peak_percent(node),
-            "device": profile.devices[node] or None,
-        }
-        for node in display.walk()
-    ]
-
-
-def json_unit(profile: Profile) -> str | None:
-    """What every `value`/`avg` of a document is in: "ns", "cycles", or None when the capture has neither."""
-    return None if profile.unit == NO_UNIT else profile.unit
-
-
-def summary_json(display: Display) -> dict:
-    """Metrics summary, totals and kernel summary in one document (a trace's lanes too; an instrumentation trace's
-    warp statistics, with times at its SM clock when known: `Profile.run_clock_khz`)."""
-    profile = display.profile
-    return {
-        "schema": JSON_SCHEMA,
-        "file": str(profile.path),
-        "unit": json_unit(profile),
-        "empty": profile.is_empty,
-        "total": profile.total,
-        "kernel_launches": profile.kernel_launches,
-        "distinct_kernels": profile.kernel_count,
-        "devices": profile.device_names(),
-        "device_totals": profile.device_totals(),
-        "nodes": profile.node_count,
-        "hidden_internal_nodes": profile.hidden_internal,
-        "empty_nodes": profile.empty_count(),
-        "metrics_summary": profile.metrics_summary(),
-        "kernels": kernel_records(display),
-        **({"trace": trace_record(profile.trace, profile.run_clock_khz)} if profile.trace is not None
-           else {}),
-        "instrumentation": instrumentation_record(display) if profile.unit == "cycles" else None,
-    }
-
-
-def instrumentation_record(display: Display) -> dict:
-    """An instrumentation capture's derived numbers: what its run says, and each scope's cycles per warp and per
-    launch, and time at the SM clock (null where unknown)."""
-    profile = display.profile
-    facts = profile.cycle_facts
-    scopes = []
-    sampled = None
-    for node in display.walk():
-        numbers = scope_numbers(profile, node)
-        if numbers is None:
-            continue
-        sampled = sampled or numbers.sampling
-        scopes.append({
-            "path": profile.path_of(node, display.names.exact), "name": profile.names[node],
-            "derived": profile.is_derived(node), "cycles": numbers.cycles, "normalized_cycles": numbers.normalized,
-            "divisor": numbers.divisor, "per_warp": numbers.per_warp, "per_warp_per_launch": numbers.per_launch,
-            "time_ns": numbers.time_ns, "clock_khz": numbers.clock_khz, "caution": numbers.caution,
-        })
-    return {
-        "launches": facts.launches if facts else None,
-        "source": facts.source if facts else None,
-        "sampling_known": bool(facts and facts.sampling_known),
-        "sampled_warps": list(sampled) if sampled else None,
-        "scopes": scopes,
-    }
 
 
 def event_details(trace: Trace, index: int, names: Names, warps: WarpTrace | None = None) -> list[tuple[str, str]]:
@@ -567,79 +319,3 @@ def stats_text(warps: WarpTrace, scope: ScopeStats) -> str:
                            (("min", scope.min), ("median", scope.median), ("p99", scope.p99), ("max", scope.max)))
         values += " cyc"
     return f"{format_count(scope.count)}: {values}"
-
-
-def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:
-    """A trace's lanes for scripts: name, kind, busy time, idle gaps (start, end), kernels; times in ns from the
-    trace's first event. An instrumentation trace adds `warps` (`warps_record`)."""
-    from proton_tui.view.warps import warp_trace
-
-    lanes = []
-    for number, lane in enumerate(trace.lanes):
-        busy, gaps = trace.busy(number)
-        lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
-                      "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
-    record = {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
-    if (warps := warp_trace(trace, clock_khz)) is not None:
-        record["warps"] = warps_record(warps)
-    return record
-
-
-def warps_record(warps: WarpTrace) -> dict:
-    """An instrumentation trace's launches and their scopes' statistics across warps, in cycles (`us`: the same at
-    the SM clock, null when it is unknown); stragglers all named."""
-
-    def scope_record(scope: ScopeStats) -> dict:
-        numbers = {"min": scope.min, "median": scope.median, "p99": scope.p99, "max": scope.max}
-        return {"name": scope.name, "count": scope.count, **numbers,
-                "us": {key: warps.micros(value) for key, value in numbers.items()} if warps.clock_khz else None,
-                "stragglers": [{"name": sample.warp.name, "sm": sample.warp.sm, "cta": sample.warp.cta,
-                                "warp": sample.warp.warp, "launch": sample.launch, "cycles": sample.cycles}
-                               for sample in scope.stragglers]}
-
-    return {
-        "clock_khz": warps.clock_khz,
-        "p99": "nearest rank",
-        "launches": [{"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
-                      "start": launch.start, "end": launch.end, "sms": len(launch.sms), "ctas": launch.ctas,
-                      "warps": len(launch.warps), "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
-                     for launch in warps.launches],
-        "across_launches": {kernel: [scope_record(scope) for scope in scopes.values()]
-                            for kernel, scopes in warps.across.items()},
-    }
-
-
-def csv_text(display: Display, records: list[dict], fields: list[str]) -> str:
-    """Records as CSV with a header row: names under the display's rule and exact (quoted where CSV needs it) but
-    for what could start a terminal control sequence (ESC), a list as space-separated words."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    unit = json_unit(display.profile)
-    for record in records:
-        row = {**record, "name": display.names.exact(record["name"]), "unit": unit}
-        if isinstance(row.get("devices"), list):
-            row["devices"] = " ".join(row["devices"])
-        writer.writerow({key: _csv_cell(value) for key, value in row.items()})
-    return out.getvalue()
-
-
-def _csv_cell(value):
-    """One number format: a whole number as an integer (39661509, not 39661509.0), any other float exactly as
-    Python writes it; text exact but for what could start a terminal control sequence."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return without_escapes(value) if isinstance(value, str) else value
-
-
-def kernel_csv(display: Display) -> str:
-    """The kernel summary as CSV."""
-    fields = ["name", "value", "unit", "percent", "launches", "avg", "bytes", "gbps", "peak_percent", "devices"]
-    return csv_text(display, kernel_records(display), fields)
-
-
-def tree_csv(display: Display) -> str:
-    """The tree's shown rows as CSV."""
-    fields = ["depth", "path", "name", "value", "unit", "percent", "launches", "avg", "gbps", "peak_percent",
-              "device"]
-    return csv_text(display, tree_records(display), fields)
