@@ -1,6 +1,6 @@
 """Write docs/keys.md from the app's own key bindings: every App, Screen and Widget class defined in a module of
 `proton_tui.tui` that declares BINDINGS gets a table of its keys. `python docs/make_keys.py` from the repository
-root rewrites the page; `render()` returns it (tests/unit/test_docs_keys.py compares the two)."""
+root rewrites the page; `render()` returns it (tests/architecture/test_docs_keys.py compares the two)."""
 
 from __future__ import annotations
 

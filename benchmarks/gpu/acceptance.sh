@@ -37,7 +37,7 @@ for part in "$@"; do
     case $part in
         tests)
             PROTON_TUI_EVIDENCE="$OUT/evidence" $PY -m pytest -q -p no:cacheprovider -m gpu -n 4 tests \
-                --ignore=tests/unit/test_layers.py > "$OUT/tests.log" 2>&1
+                --ignore=tests/architecture/test_layers.py > "$OUT/tests.log" 2>&1
             tail -15 "$OUT/tests.log" ;;
         instr)
             for args in "--data tree" "--data trace" "--mode env --warps 0,2" "--mode env --buffer-size 64"; do

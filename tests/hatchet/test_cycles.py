@@ -212,7 +212,7 @@ def test_a_trace_s_launch_count_is_the_warp_timeline_s(tmp_path):
     """The tree of a trace and its warp timeline count launches the same way: CTAs that move to another SM at the
     next launch (lanes of one launch each), and scopes that follow each other at the outermost line (several
     line-0 events per warp and launch) are still 2 launches."""
-    from tests.unit.test_warps import scope_event
+    from tests.view.test_warps import scope_event
 
     moved = [scope_event("kernel", 0, 0, 0, 0, 100), scope_event("kernel", 1, 1, 0, 10, 100),
              scope_event("kernel", 3, 0, 0, 5000, 80), scope_event("kernel", 2, 1, 0, 5010, 90)]
