@@ -3,11 +3,12 @@ timeline: `widgets/profile_views.py`), the selected item's details; filter, sear
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
 FILTER_DELAY_S = 0.3
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
+# The screen's actions that need no capture: they work while it is read (the others wait for it).
+WHILE_READING = frozenset({"back", "quit", "escape", "log", "runs"})
+STILL_READING_EVERY_S = 2.0  # how often a key pressed while the capture is read is answered
 
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
@@ -95,6 +99,7 @@ class ProfileScreen(Screen):
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
         self.detail_rows: list[tuple[str, str]] = []
+        self.still_reading_at = 0.0  # when a key pressed while the capture is read is next answered
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -132,6 +137,17 @@ class ProfileScreen(Screen):
         self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
         self.opening.start(self.post_message)
 
+    def on_key(self, event: events.Key) -> None:
+        """A key pressed while the capture is read that nothing takes yet is answered: still reading (once in a
+        while, not a notice a key)."""
+        if self.profile is not None or self.opening is None:
+            return
+        active = self.active_bindings.get(event.key)
+        if (active is None or not active.enabled) and time.monotonic() >= self.still_reading_at:
+            self.still_reading_at = time.monotonic() + STILL_READING_EVERY_S
+            self.notify(f"Still reading {printable(self.opening.path.name)}: its keys work once it is shown",
+                        timeout=STILL_READING_EVERY_S, markup=False)
+
     @on(ReadCrashed)
     def read_crashed(self, message: ReadCrashed) -> None:
         raise message.error
@@ -163,14 +179,12 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#views, #detail")
         if self.profile.is_root_only:
-            await body.remove()
+            await self.query("#views, #detail").remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
-            table.load(self.profile)
+            self.views.load(self.profile)  # on its table: the flame view waits for its key
             self.filter_first()
-            self.views.current = "table"  # the flame view waits for its key
             self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
@@ -193,6 +207,8 @@ class ProfileScreen(Screen):
         return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if self.profile is None and action not in WHILE_READING:  # shown in the key bar, refused until read
+            return None
         if action == "back":
             return self.reached_from_elsewhere
         if action == "quit":
