@@ -22,11 +22,12 @@ class PathDialog(ModalScreen):
 
     BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
-    def __init__(self, prompt: str, value: str, act, choices: list[str] | None = None) -> None:
+    def __init__(self, prompt: str, value: str, act, choices: list[str] | None = None, *,
+                 empty: str = "Enter a path") -> None:
         """`choices`: paths offered under the field, shown relative to the working folder when under it (Enter on
-        one acts on it; typing still works)."""
+        one acts on it; typing still works). `empty`: what Enter on an empty field says (it acts on nothing)."""
         super().__init__()
-        self.prompt, self.value, self.act, self.choices = prompt, value, act, choices or []
+        self.prompt, self.value, self.act, self.choices, self.empty = prompt, value, act, choices or [], empty
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -53,6 +54,9 @@ class PathDialog(ModalScreen):
 
     @on(Input.Submitted, "#path")
     def submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.query_one("#path-error", Label).update(Text(self.empty))
+            return
         try:
             result = self.act(event.value.strip())
         except (OSError, ValueError, CaptureError, DiffError) as error:

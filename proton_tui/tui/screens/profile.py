@@ -16,7 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Label, Static
 
-from proton_tui.console import printable, size_text
+from proton_tui.console import cut_field, printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.hatchet import Profile, pending_capture
 from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
@@ -167,7 +167,7 @@ class ProfileScreen(Screen):
         if opening is None or opening.fatal:
             return
         message.stop()
-        self.notify(printable(message.reason), severity="error", markup=False)
+        self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
         if opening is self.opening:
             self.dismiss()
 
@@ -294,7 +294,8 @@ class ProfileScreen(Screen):
 
     def show_details(self) -> None:
         pane = self.query_one("#detail", Static)
-        pane.update(Text(details_text(self.detail_rows, pane.content_region.width or None)), layout=False)
+        rows = [(label, cut_field(value)) for label, value in self.detail_rows]
+        pane.update(Text(details_text(rows, pane.content_region.width or None)), layout=False)
 
     def on_resize(self) -> None:
         if self.detail_rows and self.query("#detail"):
@@ -420,6 +421,7 @@ class ProfileScreen(Screen):
                 f"Export the {view} view (as shown) to .csv, .json or .md",
                 suggested,
                 lambda path: write_export(path, export_text(table.display_spec, view=view, fmt=format_for_path(path))),
+                empty="Enter the path of a file to export to",
             ),
             write,
         )
@@ -437,14 +439,15 @@ class ProfileScreen(Screen):
 
         output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
         choices = [str(path) for path in compare_candidates(self.profile.path, output)]
-        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices), start)
+        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices,
+                                        empty="Enter the path of a capture to compare with"), start)
 
     def compared(self, other: Profile) -> None:
         """Compare's B has been read: the comparison is shown, or why there is none."""
         try:
             diff = diff_profiles(self.profile, other)
         except DiffError as error:
-            self.notify(printable(str(error)), severity="error", markup=False)
+            self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
         self.post_message(ShowDiff(diff, self.query_one(ProfileTable).display_spec.names))
 
