@@ -92,3 +92,34 @@ def test_a_kernel_named_with_50_million_characters_is_shown_and_the_viewer_ends_
         assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "0 0 1"
     finally:
         term.kill()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_ends_the_viewer_at_once_while_it_computes(tmp_path, signum):
+    """SIGTERM or SIGHUP while the viewer's own thread computes (an action a minute long, never back to its event
+    loop): it ends within seconds, with the status of a death by that signal, the terminal given back."""
+    started, rc_file, viewer = tmp_path / "started", tmp_path / "exit-status", None
+    env = {key: value for key, value in os.environ.items() if key not in ("TMUX", "TMUX_PANE", "COLUMNS", "LINES")}
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        term.start(["sh", "-c", '"$@"; echo "$?" > "$0"; sleep 60', str(rc_file), sys.executable, "-m",
+                    "tests.e2e.busy_viewer", str(REPO / "tests" / "fixtures" / "vecadd_auto.hatchet"), str(started)],
+                   REPO, env)
+        term.wait_for(lambda s: "GPU time" in s, 60, "the table")
+        term.keys("z")
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline, f"z did not start the computation:\n{term.screen()}"
+            time.sleep(POLL_S)
+        viewer = viewer_pid(term)
+        os.kill(viewer, signum)
+        ended = time.monotonic() + 10
+        while not (code := rc_file.read_text() if rc_file.is_file() else "").endswith("\n"):
+            assert time.monotonic() < ended, f"signal {signum} did not end the busy viewer:\n{term.screen()}"
+            time.sleep(POLL_S)
+        assert code.strip() == str(128 + signum)
+        assert term.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}") == "0 0 1"
+    finally:
+        if viewer is not None and Path(f"/proc/{viewer}").exists():  # still computing: it would outlive its terminal
+            os.kill(viewer, signal.SIGKILL)
+        term.kill()
