@@ -1,6 +1,7 @@
 """Textual's Linux terminal driver, except for two things. It can give the terminal back from another thread while
-the app's own is busy (a SIGTERM or SIGHUP that the app's quit does not answer in time: `give_back_now`). And when the app ends while a capture is still being read
-(the read is abandoned and the process ends next), giving the terminal back does not wait for the input thread.
+the app's own is busy (a SIGTERM or SIGHUP that the app's quit does not answer in time: `give_back_now`). And when
+the app ends while a capture is still being read (the read is abandoned and the process ends next), giving the
+terminal back does not wait for the input thread.
 
 Textual's input thread polls the terminal with `select` timeouts of 0.1 s, and stopping it waits for the current
 one and then one more, on every quit (docs/measurements.md, row 41). Everything else that gives the terminal back
