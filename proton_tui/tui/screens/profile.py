@@ -18,9 +18,8 @@ from textual.widgets import Label, Static
 
 from proton_tui.console import cut_field, printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
-from proton_tui.hatchet import Profile, pending_capture
-from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
-from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
+from proton_tui.hatchet import Profile
+from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.report import (
     bandwidth_notes,
     cycle_notes,
@@ -31,7 +30,7 @@ from proton_tui.report import (
     kernel_details,
     node_details,
 )
-from proton_tui.tui.dialogs.path import PathDialog
+from proton_tui.tui.dialogs.path import CompareDialog, ExportDialog
 from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.widgets.filter_bar import FilterBar, SearchBar
@@ -410,37 +409,22 @@ class ProfileScreen(Screen):
     def action_export(self) -> None:
         table = self.query_one(ProfileTable)
         view = "kernels" if table.show_kernels else "tree"
-        suggested = fresh_path(Path("."), f"{self.profile.path.stem}-{view}", ".csv").name  # in the working folder
 
-        def write(path: str | None) -> None:
+        def written(path: str | None) -> None:
             if path:
                 self.notify(f"Exported the {view} view to {Path(path).resolve()}", timeout=6, markup=False)
 
-        self.app.push_screen(
-            PathDialog(
-                f"Export the {view} view (as shown) to .csv, .json or .md",
-                suggested,
-                lambda path: write_export(path, export_text(table.display_spec, view=view, fmt=format_for_path(path))),
-                empty="Enter the path of a file to export to",
-            ),
-            write,
-        )
+        self.app.push_screen(ExportDialog(table.display_spec, view, self.profile.path.stem), written)
 
     def action_compare(self) -> None:
-        """Compare this capture (A) with another (B), opened as every capture is (the run.json beside it
-        completes it), on the reading thread."""
-        def compare(path: str) -> Opening:
-            return Opening.of(pending_capture(Path(path)), fatal=False, owned=True)
-
+        """Compare this capture (A) with another (B), read on the reading thread."""
         def start(opening) -> None:
             if isinstance(opening, Opening):
                 self.notify(opening.label, timeout=2, markup=False)
                 opening.start(self.post_message)
 
         output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
-        choices = [str(path) for path in compare_candidates(self.profile.path, output)]
-        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices,
-                                        empty="Enter the path of a capture to compare with"), start)
+        self.app.push_screen(CompareDialog(self.profile.path, output), start)
 
     def compared(self, other: Profile) -> None:
         """Compare's B has been read: the comparison is shown, or why there is none."""
