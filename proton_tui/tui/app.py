@@ -29,8 +29,8 @@ from proton_tui.tui.screens.profile import ProfileScreen
 FRAME_WRITE_S = 0.02
 SCROLL_ACTIONS = {binding.action for binding in ScrollableContainer.BINDINGS}  # Textual's scrolling keys
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-# How long a SIGTERM or SIGHUP waits for the app's event loop to take up its quit; past it the app's thread is busy,
-# and the terminal is given back from another thread (`LinuxDriverQuickExit.give_back_now`) as the process ends.
+# How long a SIGTERM or SIGHUP waits for the app's event loop to take up its quit (an idle loop does at once); past
+# it the thread is busy: the terminal is given back from another thread (`LinuxDriverQuickExit.give_back_now`).
 SIGNAL_ANSWER_S = 0.5
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
@@ -69,9 +69,12 @@ class ProtonApp(App):
         """Run until the user quits. A SIGTERM or SIGHUP ends the app as a quit does, so the terminal is given back
         as it was (main screen, cursor, no mouse reporting), then ends the process by that signal; whatever the app
         is computing (`on_ending_signal`)."""
-        for signum in ENDING_SIGNALS:
-            signal.signal(signum, self.on_ending_signal)
-        self.run()
+        before = {signum: signal.signal(signum, self.on_ending_signal) for signum in ENDING_SIGNALS}
+        try:
+            self.run()
+        finally:
+            for signum, handler in before.items():
+                signal.signal(signum, handler)
         if self.ended_by_signal is not None:
             signal.signal(self.ended_by_signal, signal.SIG_DFL)
             os.kill(os.getpid(), self.ended_by_signal)

@@ -206,6 +206,8 @@ class ProfileScreen(Screen):
         return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
+            return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
         if self.profile is None and action not in WHILE_READING:  # shown in the key bar, refused until read
             return None
         if action == "back":
@@ -216,11 +218,9 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
-        if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
-            return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
                       "toggle_flame"):
-            return (self.profile is not None and not self.profile.is_root_only) or None
+            return not self.profile.is_root_only or None
         return True
 
     def summary_text(self, profile: Profile) -> str:
