@@ -1,4 +1,5 @@
-"""What every front end says the same way: the one-line error, and a file's size in words."""
+"""What every front end says the same way: the one-line error, a file's size in words, text from a capture made safe
+for a terminal, and a field too long to show cut to what a screen shows."""
 
 from __future__ import annotations
 
@@ -20,6 +21,20 @@ def size_text(size: int) -> str:
 # overrides and isolates (they move the cursor, clear the screen, set the window title, colour or reverse text).
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+# Characters of one field (a name, a path, metrics) a screen shows; beyond them it says how long the field is. A
+# real capture's longest name (a demangled template, tests/fixtures) has about 5,000.
+FIELD_CHARS = 10_000
+
+
+def cut_field(text: str, keep: int = FIELD_CHARS) -> str:
+    """A field as a screen shows it: whole up to `keep` characters, else its first `keep` characters and its length
+    ("kkk… (50,000,000 characters)"). Every view of the TUI shows a capture's fields through it: what it draws then
+    costs the same for a name of 50 million characters as for one of 10,000."""
+    if len(text) <= keep:
+        return text
+    return f"{text[:keep]}… ({len(text):,} characters)"
 
 
 def near_path(path: str | os.PathLike) -> str:

@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,10 @@ from proton_tui.tui.screens.profile import ProfileScreen
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
 FRAME_WRITE_S = 0.02
 SCROLL_ACTIONS = {binding.action for binding in ScrollableContainer.BINDINGS}  # Textual's scrolling keys
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# How long a SIGTERM or SIGHUP waits for the app's event loop to take up its quit (an idle loop does at once); past
+# it the thread is busy: the terminal is given back from another thread (`LinuxDriverQuickExit.give_back_now`).
+SIGNAL_ANSWER_S = 0.5
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from proton_tui.engine.session import RunResult
@@ -62,8 +67,14 @@ class ProtonApp(App):
 
     def run_to_the_end(self) -> None:
         """Run until the user quits. A SIGTERM or SIGHUP ends the app as a quit does, so the terminal is given back
-        as it was (main screen, cursor, no mouse reporting), then ends the process by that signal."""
-        self.run()
+        as it was (main screen, cursor, no mouse reporting), then ends the process by that signal; whatever the app
+        is computing (`on_ending_signal`)."""
+        before = {signum: signal.signal(signum, self.on_ending_signal) for signum in ENDING_SIGNALS}
+        try:
+            self.run()
+        finally:
+            for signum, handler in before.items():
+                signal.signal(signum, handler)
         if self.ended_by_signal is not None:
             signal.signal(self.ended_by_signal, signal.SIG_DFL)
             os.kill(os.getpid(), self.ended_by_signal)
@@ -93,17 +104,31 @@ class ProtonApp(App):
             self.opening.cancel(abandon=True)
         super().exit(*args, **kwargs)
 
-    def _end_by_signal(self, signum: int) -> None:
+    def on_ending_signal(self, signum: int, frame=None) -> None:
+        """SIGTERM or SIGHUP (Python runs this on the app's thread between two steps of whatever it computes): the
+        app quits from its event loop; when the loop does not take that up in SIGNAL_ANSWER_S (the thread is busy),
+        another thread gives the terminal back and ends the process, with the status a death by the signal gives."""
+        if self.ended_by_signal is not None:  # the first one's end is under way
+            return
         self.ended_by_signal = signum
-        self.exit(return_code=128 + signum)
+        answered = threading.Event()
+
+        def quit_from_the_loop() -> None:
+            answered.set()
+            self.exit(return_code=128 + signum)
+
+        def end_if_unanswered() -> None:
+            if not answered.wait(SIGNAL_ANSWER_S):
+                give_back = getattr(self._driver, "give_back_now", None)
+                if give_back is not None:
+                    give_back()
+                os._exit(128 + signum)
+
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(quit_from_the_loop)
+        threading.Thread(target=end_if_unanswered, name="signal-end", daemon=True).start()
 
     def on_mount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(signum, self._end_by_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests): left as is
-                pass
         if self.profile is not None or self.opening is not None:
             self.push_screen(ProfileScreen(self.profile, opening=self.opening))
         else:

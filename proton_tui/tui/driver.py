@@ -1,5 +1,7 @@
-"""Textual's Linux terminal driver, except for one thing: when the app ends while a capture is still being read
-(the read is abandoned and the process ends next), giving the terminal back does not wait for the input thread.
+"""Textual's Linux terminal driver, except for two things. It can give the terminal back from another thread while
+the app's own is busy (a SIGTERM or SIGHUP that the app's quit does not answer in time: `give_back_now`). And when
+the app ends while a capture is still being read (the read is abandoned and the process ends next), giving the
+terminal back does not wait for the input thread.
 
 Textual's input thread polls the terminal with `select` timeouts of 0.1 s, and stopping it waits for the current
 one and then one more, on every quit (docs/measurements.md, row 41). Everything else that gives the terminal back
@@ -9,6 +11,7 @@ Textual does it."""
 from __future__ import annotations
 
 import signal
+import termios
 
 from textual.drivers.linux_driver import LinuxDriver
 
@@ -22,3 +25,23 @@ class LinuxDriverQuickExit(LinuxDriver):
             signal.signal(signal.SIGWINCH, signal.SIG_DFL)
             self._disable_mouse_support()
             self.exit_event.set()  # the input thread stops at its next turn; the process does not wait for it
+
+    def give_back_now(self) -> None:
+        """Give the terminal back as `stop_application_mode` does, from a thread other than the app's (which is busy
+        and never returns to its event loop): what was queued for the terminal is written first, then the sequences
+        that end the app's modes; the saved terminal modes last. The process ends next."""
+        if self._writer_thread is None or not self._writer_thread.is_alive():
+            return
+        self.exit_event.set()
+        self._disable_mouse_support()
+        self._disable_bracketed_paste()
+        self._enable_line_wrap()
+        self._disable_in_band_window_resize()
+        for sequence in ("\x1b[<u", "\x1b[?1049l", "\x1b[?25h", "\x1b[?1004l"):  # as stop_application_mode
+            self.write(sequence)
+        self._writer_thread.stop()  # returns once all of it is written
+        if self.attrs_before is not None:
+            try:
+                termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)
+            except termios.error:
+                pass

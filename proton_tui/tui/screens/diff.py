@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from proton_tui.console import printable
+from proton_tui.console import cut_field, printable
 from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.view.names import Names
@@ -33,6 +33,6 @@ class DiffScreen(Screen):
         table.add_row(*[Text(cell, justify="right") for cell in total_cells(diff)], Text("(total)"))
         for kernel in diff.kernels:
             cells = [Text(cell, justify="right") for cell in kernel_diff_cells(kernel, diff.unit)]
-            table.add_row(*cells, Text(self.names.shown(kernel.name)))
+            table.add_row(*cells, Text(cut_field(self.names.shown(kernel.name))))
         yield table
         yield KeyBar()

@@ -3,11 +3,12 @@ timeline: `widgets/profile_views.py`), the selected item's details; filter, sear
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -15,9 +16,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Label, Static
 
-from proton_tui.console import printable, size_text
+from proton_tui.console import cut_field, printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
-from proton_tui.hatchet import Profile, pending_capture
+from proton_tui.hatchet import Profile
 from proton_tui.output.details import (
     bandwidth_notes,
     cycle_notes,
@@ -28,9 +29,8 @@ from proton_tui.output.details import (
     kernel_details,
     node_details,
 )
-from proton_tui.output.diff import DiffError, compare_candidates, diff_profiles
-from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
-from proton_tui.tui.dialogs.path import PathDialog
+from proton_tui.output.diff import DiffError, diff_profiles
+from proton_tui.tui.dialogs.path import CompareDialog, ExportDialog
 from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.widgets.filter_bar import FilterBar, SearchBar
@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
 FILTER_DELAY_S = 0.3
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
+# The screen's actions that need no capture: they work while it is read (the others wait for it).
+WHILE_READING = frozenset({"back", "quit", "escape", "log", "runs"})
+STILL_READING_EVERY_S = 2.0  # how often a key pressed while the capture is read is answered
 
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
@@ -96,6 +99,7 @@ class ProfileScreen(Screen):
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
         self.detail_rows: list[tuple[str, str]] = []
+        self.still_reading_at = 0.0  # when a key pressed while the capture is read is next answered
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -133,6 +137,17 @@ class ProfileScreen(Screen):
         self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
         self.opening.start(self.post_message)
 
+    def on_key(self, event: events.Key) -> None:
+        """A key pressed while the capture is read that nothing takes yet is answered: still reading (once in a
+        while, not a notice a key)."""
+        if self.profile is not None or self.opening is None:
+            return
+        active = self.active_bindings.get(event.key)
+        if (active is None or not active.enabled) and time.monotonic() >= self.still_reading_at:
+            self.still_reading_at = time.monotonic() + STILL_READING_EVERY_S
+            self.notify(f"Still reading {printable(self.opening.path.name)}: its keys work once it is shown",
+                        timeout=STILL_READING_EVERY_S, markup=False)
+
     @on(ReadCrashed)
     def read_crashed(self, message: ReadCrashed) -> None:
         raise message.error
@@ -152,7 +167,7 @@ class ProfileScreen(Screen):
         if opening is None or opening.fatal:
             return
         message.stop()
-        self.notify(printable(message.reason), severity="error", markup=False)
+        self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
         if opening is self.opening:
             self.dismiss()
 
@@ -164,14 +179,12 @@ class ProfileScreen(Screen):
         self.progress_timer.stop()
         self.profile = message.profile
         self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        table, body = self.query_one(ProfileTable), self.query("#views, #detail")
         if self.profile.is_root_only:
-            await body.remove()
+            await self.query("#views, #detail").remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
-            table.load(self.profile)
+            self.views.load(self.profile)  # on its table: the flame view waits for its key
             self.filter_first()
-            self.views.current = "table"  # the flame view waits for its key
             self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
 
@@ -194,6 +207,10 @@ class ProfileScreen(Screen):
         return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
+            return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
+        if self.profile is None and action not in WHILE_READING:  # shown in the key bar, refused until read
+            return None
         if action == "back":
             return self.reached_from_elsewhere
         if action == "quit":
@@ -202,11 +219,9 @@ class ProfileScreen(Screen):
             return self.run is not None
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
-        if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
-            return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
                       "toggle_flame"):
-            return (self.profile is not None and not self.profile.is_root_only) or None
+            return not self.profile.is_root_only or None
         return True
 
     def summary_text(self, profile: Profile) -> str:
@@ -279,7 +294,8 @@ class ProfileScreen(Screen):
 
     def show_details(self) -> None:
         pane = self.query_one("#detail", Static)
-        pane.update(Text(details_text(self.detail_rows, pane.content_region.width or None)), layout=False)
+        rows = [(label, cut_field(value)) for label, value in self.detail_rows]
+        pane.update(Text(details_text(rows, pane.content_region.width or None)), layout=False)
 
     def on_resize(self) -> None:
         if self.detail_rows and self.query("#detail"):
@@ -394,42 +410,29 @@ class ProfileScreen(Screen):
     def action_export(self) -> None:
         table = self.query_one(ProfileTable)
         view = "kernels" if table.show_kernels else "tree"
-        suggested = fresh_path(Path("."), f"{self.profile.path.stem}-{view}", ".csv").name  # in the working folder
 
-        def write(path: str | None) -> None:
+        def written(path: str | None) -> None:
             if path:
                 self.notify(f"Exported the {view} view to {Path(path).resolve()}", timeout=6, markup=False)
 
-        self.app.push_screen(
-            PathDialog(
-                f"Export the {view} view (as shown) to .csv, .json or .md",
-                suggested,
-                lambda path: write_export(path, export_text(table.display_spec, view=view, fmt=format_for_path(path))),
-            ),
-            write,
-        )
+        self.app.push_screen(ExportDialog(table.display_spec, view, self.profile.path.stem), written)
 
     def action_compare(self) -> None:
-        """Compare this capture (A) with another (B), opened as every capture is (the run.json beside it
-        completes it), on the reading thread."""
-        def compare(path: str) -> Opening:
-            return Opening.of(pending_capture(Path(path)), fatal=False, owned=True)
-
+        """Compare this capture (A) with another (B), read on the reading thread."""
         def start(opening) -> None:
             if isinstance(opening, Opening):
                 self.notify(opening.label, timeout=2, markup=False)
                 opening.start(self.post_message)
 
         output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
-        choices = [str(path) for path in compare_candidates(self.profile.path, output)]
-        self.app.push_screen(PathDialog("Compare with another capture (B); this one is A", "", compare, choices), start)
+        self.app.push_screen(CompareDialog(self.profile.path, output), start)
 
     def compared(self, other: Profile) -> None:
         """Compare's B has been read: the comparison is shown, or why there is none."""
         try:
             diff = diff_profiles(self.profile, other)
         except DiffError as error:
-            self.notify(printable(str(error)), severity="error", markup=False)
+            self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
         self.post_message(ShowDiff(diff, self.query_one(ProfileTable).display_spec.names))
 

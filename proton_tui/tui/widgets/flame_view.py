@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from proton_tui.console import printable
+from proton_tui.console import cut_field, printable
 from proton_tui.tui.widgets.table_rows import fit
 from proton_tui.view.display import Display
 from proton_tui.view.flame import KERNEL, MERGED, PYTHON, REGION, SCOPE, FlameLayout, Frame, kind
@@ -96,7 +96,7 @@ class FlameView(ScrollView, can_focus=True):
     def zoom_path(self) -> str:
         display = self.display_spec
         chain = [0, *display.profile.lineage(self.top)]  # ROOT, then the top level down to the zoomed frame
-        path = " ▸ ".join(display.name(node) for node in chain)
+        path = " ▸ ".join(cut_field(display.name(node)) for node in chain)
         return f"Flame: {path}" + ("  (zoomed: Esc zooms out)" if self.top else "")
 
     def select(self, frame: Frame) -> None:
@@ -179,7 +179,7 @@ class FlameView(ScrollView, can_focus=True):
                 style += Style(bgcolor=shade.rich_color)
             if frame == self.selected:
                 style += self.get_component_rich_style("flame-view--selected")
-            name = "…" if frame.node is None else self.display_spec.name(frame.node)
+            name = "…" if frame.node is None else cut_field(self.display_spec.name(frame.node))
             segments.append(Segment(fit(name if frame.width < 3 else " " + name, frame.width), style))
             at = frame.end
         return Strip(segments, width).adjust_cell_length(width, base)

@@ -22,13 +22,20 @@ WARPS_IN_BACKGROUND = 20_000
 
 
 class ProfileViews(ContentSwitcher):
-    """The table, the flame view and the two timelines; none shown while the capture is read."""
+    """The table, the flame view and the two timelines; while the capture is read none is shown and all are
+    disabled: none takes the focus or a key before `load` gives them the capture."""
 
     def __init__(self, profile: Profile | None, *, id: str | None = None) -> None:
         super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"),
                          LaneTimeline(id="timeline", classes="timeline"), WarpTimeline(id="warps", classes="timeline"),
-                         id=id, initial="table" if profile is not None else None)
+                         id=id, initial="table" if profile is not None else None, disabled=profile is None)
         self.trace: Trace | None = None  # the trace a timeline was asked for
+
+    def load(self, profile: Profile) -> None:
+        """The capture has been read: its table is shown, and the views take keys."""
+        self.table.load(profile)
+        self.disabled = False
+        self.current = "table"
 
     @property
     def table(self) -> ProfileTable:

@@ -12,6 +12,7 @@ import re
 
 from rich.cells import cell_len, set_cell_size
 
+from proton_tui.console import cut_field
 from proton_tui.hatchet import KernelStats, Profile
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_bar
@@ -25,10 +26,11 @@ OPEN, CLOSED, LEAF = "▾ ", "▸ ", "  "
 
 
 def fit(text: str, width: int) -> str:
-    """Cut text to a cell width with an ellipsis, then pad it to exactly that width (linear in the text's length:
-    every visible row goes through here on every repaint)."""
+    """Cut text to a cell width with an ellipsis, then pad it to exactly that width (linear in the length of the text
+    as `cut_field` leaves it: every visible row goes through here on every repaint)."""
     if width <= 0:
         return ""
+    text = cut_field(text)
     if cell_len(text) > width:
         return set_cell_size(text, width - 1) + "…"
     return set_cell_size(text, width)
@@ -251,9 +253,10 @@ class TableRows:
         display, profile = self.display, self.profile
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
-            return self.line(display.names.shown(kernel.name), kernel_cells(profile, kernel, bars=True), width,
-                             profile.percent(kernel.value))
+            return self.line(cut_field(display.names.shown(kernel.name)), kernel_cells(profile, kernel, bars=True),
+                             width, profile.percent(kernel.value))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
-        return self.line(display.guide(node) + marker + display.name(node), node_cells(profile, node, bars=True),
-                         width, profile.percent(profile.inclusive[node]))
+        name = cut_field(display.name(node))
+        return self.line(display.guide(node) + marker + name, node_cells(profile, node, bars=True), width,
+                         profile.percent(profile.inclusive[node]))

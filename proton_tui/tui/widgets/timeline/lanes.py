@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.strip import Strip
 
-from proton_tui.console import printable
+from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
 from proton_tui.tui.widgets.timeline.base import TimelineView
 from proton_tui.view.formatting import format_value
@@ -54,5 +54,5 @@ class LaneTimeline(TimelineView):
             which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
             return which, self.selected in bar.events, None
 
-        return self._row_strip(number, printable(self.trace.lanes[number].name), "timeline-view--lane", width, base,
-                               look)
+        name = printable(cut_field(self.trace.lanes[number].name))
+        return self._row_strip(number, name, "timeline-view--lane", width, base, look)

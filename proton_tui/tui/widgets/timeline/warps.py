@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.strip import Strip
 
-from proton_tui.console import printable
+from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
 from proton_tui.tui.widgets.timeline.base import TimelineView
 from proton_tui.view.formatting import cycles_number
@@ -90,7 +90,7 @@ class WarpTimeline(TimelineView):
         return Text(
             f"Launch {launch.number} of {len(self.warps.launches)}: {cycles_number(round(start - origin))} – "
             f"{cycles_number(round(end - origin))} ({cycles_number(round(self.layout_.cell_ns))} a cell, trace "
-            f"units) {printable(launch.kernel)}")
+            f"units) {printable(cut_field(launch.kernel))}")
 
     def _ticks(self) -> list[tuple[int, str]]:
         return self.layout_.ruler(origin=self.bounds[0], text=lambda units: cycles_number(round(units)))
@@ -234,7 +234,7 @@ class WarpTimeline(TimelineView):
             names = {self.trace.events[i].name for i in bar.events}
             name = next(iter(names))
             which = self.SCOPE_STYLES[scopes.index(name) % len(self.SCOPE_STYLES)] if name in scopes else "other"
-            label = printable(name)
+            label = printable(cut_field(name))
             named = len(names) == 1 and bar.width >= len(label) + 2
             return which, number == self.row and self.selected in bar.events, label if named else None
 
