@@ -9,7 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, NamesOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import (
+    ExcludeOption,
+    IncludeOption,
+    NamesOption,
+    RawNamesOption,
+    fail,
+    load,
+    names_for,
+    view_filter,
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, NamesOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import (
+    ExcludeOption,
+    IncludeOption,
+    NamesOption,
+    RawNamesOption,
+    fail,
+    load,
+    names_for,
+    view_filter,
+)
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 

@@ -12,7 +12,15 @@ import pytest
 
 from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.errors import CaptureError
-from proton_tui.view.names import DEFAULT_FORM, Names, demangle_all, demangler, demangler_available, display_name, frame_location
+from proton_tui.view.names import (
+    DEFAULT_FORM,
+    Names,
+    demangle_all,
+    demangler,
+    demangler_available,
+    display_name,
+    frame_location,
+)
 from tests.helpers import capture_path
 
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"

@@ -12,8 +12,8 @@ from proton_tui.console import printable
 from proton_tui.view.names.demangler import MANGLED_PREFIX, demangle_all, demangler_available, mangled, parsed
 from proton_tui.view.names.short import part, unique
 
-__all__ = ["DEFAULT_FORM", "FORMS", "MANGLED_PREFIX", "PYTHON_FRAME", "Names", "demangle_all", "demangler_available", "display_name",
-           "frame_location", "short_names"]
+__all__ = ["DEFAULT_FORM", "FORMS", "MANGLED_PREFIX", "PYTHON_FRAME", "Names", "demangle_all", "demangler_available",
+           "display_name", "frame_location", "short_names"]
 
 FORMS = ("short", "full", "raw")  # the order `next_form` goes through them
 DEFAULT_FORM = "short"  # the form a view starts in

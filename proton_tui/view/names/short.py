@@ -161,8 +161,9 @@ def at(name: Part | None, path: Path) -> Part | None:
 
 def _rank(path: Path, kinds: int, local: bool) -> tuple:
     """Which path to write out first (lowest): a template argument or a lambda's scope, then a lambda's parameter
-    types, before a scope before the parameter list (a scope or parameter list differs whenever anything in it does, so it comes only
-    where no argument tells the names apart); then the one that tells most kinds apart, the outermost, the first."""
+    types, before a scope before the parameter list (a scope or parameter list differs whenever anything in it does,
+    so it comes only where no argument tells the names apart); then the one that tells most kinds apart, the
+    outermost, the first."""
     tier = ({SCOPE: 0, PARAMETERS: 0.5} if local else {SCOPE: 1, PARAMETERS: 2}).get(path[-1], 0)
     return tier, -kinds, len(path), tuple(str(step) for step in path)
 
