@@ -84,6 +84,34 @@ async def test_detail_shows_the_full_name_of_a_cut_row():
         assert len(lines) > 10 and all(line[8:10] == "  " for line in lines)  # values in their column, under labels 8 wide
 
 
+async def test_the_hottest_kernel_keeps_its_name_on_every_row_of_a_python_context_tree():
+    profile = load_profile(capture_path("python_scopes"))
+    hottest = max(profile.kernel_stats(), key=lambda stats: stats.value)
+    app = ProtonApp(profile)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("e")
+        await wait_for(lambda: table.display_spec.names.shorts is not None, what="short names")
+        start = table.model.display.names.short(hottest.name)[:12]
+        rows = [row for row, node in enumerate(table.model.rows) if profile.names[node] == hottest.name]
+        width = table.scrollable_content_region.width
+        assert rows and all(start in table.model.text(row, width) for row in rows)
+
+
+async def test_deep_rows_compress_their_guide_lines_before_the_name_is_cut(write_capture):
+    name = "kernel_named_20_long"
+    tree = kernel(name, 100)
+    for depth in range(12):
+        tree = scope(f"s{depth}", tree)
+    app = ProtonApp(load_profile(write_capture([scope("ROOT", tree), {}])))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("e")
+        row = next(row for row, node in enumerate(table.model.rows) if table.profile.names[node] == name)
+        text = table.model.text(row, table.scrollable_content_region.width)
+        assert "┊13┊└─ " in text and name in text
+
+
 async def test_markup_name_shown_as_written(write_capture):
     name = "[bold red]x[/]"
     app = ProtonApp(load_profile(write_capture([scope("ROOT", kernel(name, 100)), {}])))
