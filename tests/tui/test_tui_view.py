@@ -7,14 +7,19 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 from textual.color import Color
+from textual.widgets import DataTable
 
 from proton_tui.hatchet import CaptureError, load_profile
+from proton_tui.output.diff import diff_profiles
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.dialogs.help import HelpScreen
+from proton_tui.tui.messages import ShowDiff
 from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens.diff import DiffScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
+from proton_tui.view.names import Names
 from tests.helpers import capture_path, kernel, run_folder, scope, wait_for
 
 SIZE = (120, 36)
@@ -549,3 +554,20 @@ async def test_an_instrumentation_tree_shows_per_warp_numbers_and_their_notes(tm
         await pilot.press("down", "down")
         names = [table.profile.names[node] for node in table.model.rows]
         assert "(unattributed)" in names
+
+
+async def test_the_compare_screen_shows_each_kernels_short_name_first_at_80_columns():
+    a, b = load_profile(capture_path("gpt2_shadow")), load_profile(capture_path("python_scopes"))
+    names = Names.demangled({*a.names, *b.names})
+    diff = diff_profiles(a, b)
+    app = ProtonApp(a)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(ShowDiff(diff, names))
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the compare screen")
+        await pilot.pause()
+        table = app.screen.query_one("#diff", DataTable)
+        assert [column.label.plain for column in table.ordered_columns][:2] == ["kernel", "time A"]
+        for row, kernel in enumerate(diff.kernels, start=1):
+            short = names.short(kernel.name)
+            if kernel.name.startswith("_Z"):  # a C++ name: its short form, whole
+                assert table.get_row_at(row)[0].plain == short
