@@ -171,7 +171,7 @@ def _side(profile: Profile) -> dict:
 
 def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None = None) -> dict:
     """The comparison as one JSON document; values are in `unit` (ns or cycles), a missing side is null; each
-    kernel's `name` is exact, `readable_name` as people read it."""
+    kernel's `name` is exact, `readable_name` as people read it, `short_name` and `full_name` its other forms."""
     names = names or Names()
     return {
         "schema": JSON_SCHEMA,
@@ -186,6 +186,8 @@ def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None =
             {
                 "name": kernel.name,
                 "readable_name": names.readable_name(kernel.name),
+                "short_name": names.short(kernel.name),
+                "full_name": names.full(kernel.name),
                 "status": kernel.status,
                 "value_a": kernel.value_a,
                 "value_b": kernel.value_b,
