@@ -355,3 +355,9 @@ def test_share_bars_on_a_terminal_never_in_a_pipe():
     for args in (["--plain"], ["--kernels"], ["--csv"], ["--json"]):
         piped = run_cli("view", path, *args).stdout
         assert not set("▏▎▍▌▋▊▉█") & set(piped) and "share" not in piped, args
+
+
+def test_the_kernel_summary_of_a_pytorch_capture_fits_200_columns():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels")
+    assert result.returncode == 0, result.stderr
+    assert max(map(len, result.stdout.splitlines())) <= 200
