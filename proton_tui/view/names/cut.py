@@ -7,11 +7,13 @@ from __future__ import annotations
 from rich.cells import cell_len
 
 CUT = "…"
+MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 
 
 def cut_name(name: str, width: int) -> str:
     """`name` in at most `width` cells: whole when it fits, else with the middle of its template arguments (the
-    whole name's middle where the base name and what follows the arguments leave no room) written as `…`."""
+    whole name's middle where the base name and what follows the arguments leave under MIN_ARGUMENTS cells)
+    written as `…`."""
     if width <= 0:
         return ""
     if cell_len(name) <= width:
@@ -21,7 +23,7 @@ def cut_name(name: str, width: int) -> str:
     if 0 < opening < closing:
         head, middle, tail = name[:opening + 1], name[opening + 1:closing], name[closing:]
         room = width - cell_len(head) - cell_len(tail) - cell_len(CUT)
-        if room >= 2:
+        if room >= MIN_ARGUMENTS:
             return head + _middle_cut(middle, room) + tail
     return _middle_cut(name, width - cell_len(CUT))
 
