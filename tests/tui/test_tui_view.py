@@ -567,7 +567,10 @@ async def test_the_compare_screen_shows_each_kernels_short_name_first_at_80_colu
         await pilot.pause()
         table = app.screen.query_one("#diff", DataTable)
         assert [column.label.plain for column in table.ordered_columns][:2] == ["kernel", "time A"]
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # every number in view, none cut
+        name_width = table.ordered_columns[0].width
         for row, kernel in enumerate(diff.kernels, start=1):
             short = names.short(kernel.name)
             if kernel.name.startswith("_Z"):  # a C++ name: its short form, whole
-                assert table.get_row_at(row)[0].plain == short
+                assert table.get_row_at(row)[0].plain == short  # whole, wrapped onto the row's lines
+                assert table.ordered_rows[row].height * name_width >= len(short)

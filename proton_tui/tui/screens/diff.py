@@ -14,11 +14,9 @@ from proton_tui.console import printable
 from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.view.names import Names
-from proton_tui.view.names.cut import cut_name
 
-MIN_NAME_WIDTH = 20  # cells the kernel column keeps on a narrow screen: the numbers then scroll, never cut
-GAP, SCROLLBAR = 2, 2  # cells between two columns; the vertical scrollbar's width
-SHORT_NAME_WIDTH = 80  # the kernel column shows any short C++ name whole (tests/unit/test_names.py), numbers scrolling
+MIN_NAME_WIDTH = 16  # cells the kernel column keeps on a narrow screen: the numbers then scroll, never cut
+GAP, SCROLLBAR = 1, 2  # cells between two columns; the vertical scrollbar's width
 
 
 class DiffScreen(Screen):
@@ -43,16 +41,15 @@ class DiffScreen(Screen):
         self.fill(event.size.width)
 
     def fill(self, width: int) -> None:
-        """The kernel first, in what the numbers leave of `width` but wide enough for a short C++ name (a longer name
-        loses the middle of its template arguments: `cut_name`), then the numbers, never cut (they scroll where the
-        screen is too narrow for them)."""
+        """The kernel first, in what the numbers leave of `width` (a longer name wraps onto more lines, never cut),
+        then the numbers, never cut (they scroll where the screen is too narrow for them)."""
         diff, table = self.diff, self.query_one("#diff", DataTable)
         numbers = diff_columns(diff)
         shown = [self.names.shown(kernel.name) for kernel in diff.kernels]
         table.cell_padding = 0  # the numbers carry their own gap: the kernel column gets every cell left
         room = width - sum(column.width + GAP for column in numbers) - SCROLLBAR
         widest = max([len("(total)"), *map(cell_len, shown)])
-        name_width = max(MIN_NAME_WIDTH, min(widest, max(room, min(SHORT_NAME_WIDTH, width - SCROLLBAR))))
+        name_width = max(MIN_NAME_WIDTH, min(widest, room))
         row = table.cursor_row
         table.clear(columns=True)
         table.add_column("kernel", width=name_width)
@@ -61,5 +58,5 @@ class DiffScreen(Screen):
         table.add_row(Text("(total)"), *[Text(cell, justify="right") for cell in total_cells(diff)])
         for kernel, name in zip(diff.kernels, shown):
             cells = [Text(cell, justify="right") for cell in kernel_diff_cells(kernel, diff.unit)]
-            table.add_row(Text(cut_name(name, name_width)), *cells)
+            table.add_row(Text(name, overflow="fold"), *cells, height=-(-cell_len(name) // name_width))
         table.move_cursor(row=row)
