@@ -165,3 +165,18 @@ def test_display_name_uses_the_demangled_map():
     assert display_name(CUTLASS, {CUTLASS: CUTLASS_READABLE}) == CUTLASS_READABLE
     assert display_name(CUTLASS, {}) == CUTLASS
     assert display_name("add_kernel", {CUTLASS: CUTLASS_READABLE}) == "add_kernel"
+
+
+@pytest.mark.parametrize("width", [20, 30, 45, 60])
+def test_a_cut_name_keeps_its_base_name_and_its_end(width):
+    from rich.cells import cell_len
+
+    from proton_tui.view.names.cut import cut_name
+
+    name = "vectorized_elementwise_kernel<…, pow_tensor_scalar_kernel_impl::{lambda#1}, …>"
+    cut = cut_name(name, width)
+    assert cell_len(cut) == width
+    assert cut.endswith(name[-4:]) and cut.startswith(name[:8])
+    if width >= len("vectorized_elementwise_kernel<") + 1 + 12 + 1:  # room for the arguments' two ends
+        assert cut.startswith("vectorized_elementwise_kernel<…, pow") and cut.endswith("#1}, …>")
+    assert cut_name(name, len(name)) == name and cut_name("<module>  train.py:7", 12).endswith("y:7")
