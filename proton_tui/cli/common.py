@@ -34,8 +34,11 @@ IncludeOption = Annotated[Optional[str], typer.Option(
     "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
 ExcludeOption = Annotated[Optional[str], typer.Option(
     "--exclude", help="Drop nodes whose name (as shown or raw) matches REGEX, with their subtrees.")]
-RawNamesOption = Annotated[bool, typer.Option(
-    "--raw-names", help="Names as the capture has them (default: C++ demangled, Python frames as func file:line).")]
+RawNamesOption = Annotated[bool, typer.Option("--raw-names", help="The same as --names raw.")]
+NamesOption = Annotated[Optional[str], typer.Option(
+    "--names", help="Names short (C++ base names with what tells kernels apart; Python frames as func file:line), "
+    "full (C++ demangled whole; Python frames with their path) or raw (as the capture has them).",
+    show_default="short")]
 FLAG_LABELS = {"include": "--include", "exclude": "--exclude", "threshold": "--threshold", "depth": "--depth"}
 
 
@@ -96,11 +99,15 @@ def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = Non
         fail(str(error))
 
 
-def names_for(profiles: list[Profile], raw: bool) -> Names:
-    """The display names of these captures' nodes (demangled once for all)."""
-    from proton_tui.view.names import Names
+def names_for(profiles: list[Profile], form: str | None, raw: bool = False) -> Names:
+    """The display names of these captures' nodes (demangled once for all) in a form of --names (`raw`: --raw-names)."""
+    from proton_tui.view.names import FORMS, Names
 
-    return Names.demangled({name for profile in profiles for name in profile.names}, raw)
+    if form is not None and form not in FORMS:
+        fail(f"--names {form!r} is not a name form: use one of {', '.join(FORMS)}")
+    if raw and form not in (None, "raw"):
+        fail(f"--raw-names and --names {form} disagree: pick one")
+    return Names.demangled({name for profile in profiles for name in profile.names}, form="raw" if raw else form)
 
 
 Result = TypeVar("Result")

@@ -9,7 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import (
+    ExcludeOption,
+    IncludeOption,
+    NamesOption,
+    RawNamesOption,
+    fail,
+    load,
+    names_for,
+    view_filter,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +34,7 @@ def diff(
     include: IncludeOption = None,
     exclude: ExcludeOption = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Show the N largest changes.")] = None,
+    names_form: NamesOption = None,
     raw_names: RawNamesOption = False,
 ) -> None:
     """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
@@ -35,7 +45,7 @@ def diff(
     if plain and as_json:
         fail("--plain and --json are exclusive: pick one")
     a, b = load(file_a), load(file_b)
-    names = names_for([a, b], raw_names)
+    names = names_for([a, b], names_form, raw_names)
     try:
         comparison = diff_profiles(chosen.apply(a, names)[0], chosen.apply(b, names)[0])
     except DiffError as error:

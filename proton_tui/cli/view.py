@@ -9,7 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import (
+    ExcludeOption,
+    IncludeOption,
+    NamesOption,
+    RawNamesOption,
+    fail,
+    load,
+    names_for,
+    view_filter,
+)
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 
@@ -35,6 +44,7 @@ def view(
     sort: Annotated[str, typer.Option(
         "--sort", help="Order rows by time, launches, avg, gbps or name (largest first; names A to Z).")] = "time",
     reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
+    names_form: NamesOption = None,
     raw_names: RawNamesOption = False,
     show_empty: Annotated[bool, typer.Option(
         "--show-empty", help="Tree: keep the frames with no time in their whole subtree (hidden by default).")] = False,
@@ -74,7 +84,7 @@ def view(
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
     profile = load(file, show_internal, clock_khz)
-    names = names_for([profile], raw_names)
+    names = names_for([profile], names_form, raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
     if export is not None:

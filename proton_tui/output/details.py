@@ -61,13 +61,24 @@ def device_lines(profile: Profile) -> list[str]:
                    [f"per device: {shares}"] + [f"warning: {warning}" for warning in profile.device_warnings()]]
 
 
+def name_rows(names: Names, raw: str, label: str = "name") -> list[tuple[str, str]]:
+    """A name in its three forms, as (label, value) pairs: short under `label`, then the full and the raw forms
+    where they differ from the one before; a C++ name the demangler could not read says so."""
+    short, full = names.short(raw), names.full(raw)
+    rows = [(label, short)]
+    if full != short:
+        rows.append(("full", full))
+    if names.unreadable(raw):
+        rows.append(("raw", f"{raw} (a C++ name the demangler could not read: every form shows it as it is)"))
+    elif raw != full:
+        rows.append(("raw", raw))
+    return rows
+
+
 def node_details(display: Display, node: int) -> list[tuple[str, str]]:
     """Everything known about one node, as (label, value) pairs: names, numbers, derived metrics, raw metrics."""
     profile, unit = display.profile, display.profile.unit
-    raw_name, readable = profile.names[node], display.names.readable_name(profile.names[node])
-    rows = [("name", raw_name)]
-    if readable != raw_name:
-        rows.append(("readable", readable))
+    rows = name_rows(display.names, profile.names[node])
     rows.append(("time" if unit == "ns" else "cycles", f"{format_value(profile.inclusive[node], unit)} "
                  f"({format_percent(profile.percent(profile.inclusive[node]))} of the capture)"))
     if unit != "cycles":
@@ -109,10 +120,7 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
 def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str]]:
     """A kernel-summary row's details, as (label, value) pairs."""
     profile, unit = display.profile, display.profile.unit
-    rows = [("kernel", kernel.name)]
-    readable = display.names.readable_name(kernel.name)
-    if readable != kernel.name:
-        rows.append(("readable", readable))
+    rows = name_rows(display.names, kernel.name, "kernel")
     rows += [
         ("time" if unit == "ns" else "cycles",
          f"{format_value(kernel.value, unit)} ({format_percent(profile.percent(kernel.value))} of the capture)"),
@@ -276,14 +284,13 @@ def event_details(trace: Trace, index: int, names: Names, warps: WarpTrace | Non
     if event.category == "kernel":
         same = trace.launches_of(event.name)
         rows.append(("launches", f"{counted(len(same), 'launch', 'launches')} of this kernel in the trace (n/N)"))
-    rows.append(("name", names.readable_name(event.name)))
+    forms = name_rows(names, event.name)
+    rows.append(forms[0])
     if event.call_stack:
         rows.append(("call stack", " / ".join(names.shown(frame) for frame in event.call_stack)))
     if event.args:
         rows.append(("args", ", ".join(f"{key}={value}" for key, value in sorted(event.args.items()))))
-    if names.readable_name(event.name) != event.name:
-        rows.append(("raw name", event.name))
-    return rows
+    return rows + forms[1:]
 
 
 def warp_event_details(warps: WarpTrace, index: int) -> list[tuple[str, str]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from proton_tui import JSON_SCHEMA
 from proton_tui.console import printable
 from proton_tui.hatchet import Profile
 from proton_tui.view.formatting import (
     Column,
-    aligned_row,
     counted,
     format_count,
     format_delta,
@@ -131,23 +132,32 @@ def total_cells(diff: ProfileDiff) -> list[str]:
             format_ratio(diff.ratio), format_count(diff.a.kernel_launches), format_count(diff.b.kernel_launches)]
 
 
+DIFF_NAME_WIDTH = 80  # the widest kernel column of a text diff: every short C++ name fits (tests/unit/test_names.py)
+
+
 def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None = None) -> str:
     """The comparison as aligned text: the two files, the totals row, then one row per kernel, the name (as `names`
-    shows it) last and never cut; `limit` keeps the largest changes."""
+    shows it) first, in a column as wide as the widest name up to DIFF_NAME_WIDTH (a longer name is written whole, its
+    numbers after it), the numbers after it, never cut; `limit` keeps the largest changes."""
     names = names or Names()
     cols = diff_columns(diff)
+    shown = [(kernel, names.shown(kernel.name)) for kernel in diff.kernels[:limit]]
+    width = min(DIFF_NAME_WIDTH, max([len("(total)"), *(cell_len(name) for _, name in shown)]))
+
+    def row(name: str, cells: list[str]) -> str:
+        return name + " " * (width - cell_len(name)) + "  " + "  ".join(col.align(c) for c, col in zip(cells, cols))
+
     lines = [
         printable(f"A: {diff.a.path}"),
         printable(f"B: {diff.b.path}"),
         f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both",
-        aligned_row([c.title for c in cols], cols, "kernel"),
-        aligned_row(total_cells(diff), cols, "(total)"),
+        row("kernel", [c.title for c in cols]),
+        row("(total)", total_cells(diff)),
     ]
-    for kernel in diff.kernels[:limit]:
-        lines.append(aligned_row(kernel_diff_cells(kernel, diff.unit), cols, names.shown(kernel.name)))
+    lines.extend(row(name, kernel_diff_cells(kernel, diff.unit)) for kernel, name in shown)
     if limit is not None and len(diff.kernels) > limit:
         lines.append(f"(+{counted(len(diff.kernels) - limit, 'more kernel')})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _side(profile: Profile) -> dict:
@@ -161,7 +171,7 @@ def _side(profile: Profile) -> dict:
 
 def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None = None) -> dict:
     """The comparison as one JSON document; values are in `unit` (ns or cycles), a missing side is null; each
-    kernel's `name` is exact, `readable_name` as people read it."""
+    kernel's `name` is exact, `readable_name` as people read it, `short_name` and `full_name` its other forms."""
     names = names or Names()
     return {
         "schema": JSON_SCHEMA,
@@ -176,6 +186,8 @@ def diff_json(diff: ProfileDiff, limit: int | None = None, names: Names | None =
             {
                 "name": kernel.name,
                 "readable_name": names.readable_name(kernel.name),
+                "short_name": names.short(kernel.name),
+                "full_name": names.full(kernel.name),
                 "status": kernel.status,
                 "value_a": kernel.value_a,
                 "value_b": kernel.value_b,

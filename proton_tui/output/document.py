@@ -24,12 +24,14 @@ def json_text(document) -> str:
 
 def kernel_records(display: Display) -> list[dict]:
     """The kernel summary in display order as plain records: `name` exact as the capture has it, `readable_name`
-    as people read it; `value` and `avg` in the document's unit."""
+    as people read it, `short_name` and `full_name` its other forms; `value` and `avg` in the document's unit."""
     profile = display.profile
     return [
         {
             "name": kernel.name,
             "readable_name": display.names.readable_name(kernel.name),
+            "short_name": display.names.short(kernel.name),
+            "full_name": display.names.full(kernel.name),
             "value": kernel.value,
             "percent": round(profile.percent(kernel.value), 4),
             "launches": None if profile.unit == "cycles" else kernel.launches,  # an instrumentation tree has none
@@ -52,6 +54,8 @@ def tree_records(display: Display) -> list[dict]:
             "path": profile.path_of(node, display.names.exact),
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
+            "short_name": display.names.short(profile.names[node]),
+            "full_name": display.names.full(profile.names[node]),
             "value": profile.inclusive[node],
             "percent": round(profile.percent(profile.inclusive[node]), 4),
             "launches": None if profile.unit == "cycles" else profile.launches[node],

@@ -116,6 +116,13 @@ class Display:
             return f"[{depth}] {branch}"
         return self._below_of(self.profile.parents[node]) + branch
 
+    def compact_guide(self, node: int) -> str:
+        """The guide lines in a few cells, where the drawn ones would cut the name: the depth between dotted bars,
+        then the branch ("┊12┊└─ ")."""
+        if node == 0:
+            return ""
+        return f"┊{self.profile.depths[node]}┊" + (LAST if self._is_last(node) else MIDDLE)
+
     def _is_last(self, node: int) -> bool:
         siblings = self.children(self.profile.parents[node])
         return bool(siblings) and siblings[-1] == node

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,34 +166,60 @@ READABLE_FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::
                  "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
 
 
+SHORT_FILL = "vectorized_elementwise_kernel<…, FillFunctor<…>, …>"
+
+
 @pytest.mark.parametrize("option", ["--plain", "--kernels", "--csv"])
-def test_text_outputs_print_readable_names_and_raw_ones_on_request(option):
+def test_text_outputs_print_short_names_and_the_others_on_request(option):
     fail = str(capture_path("vecadd_fail"))
-    readable, raw = run_cli("view", fail, option), run_cli("view", fail, option, "--raw-names")
-    assert readable.returncode == raw.returncode == 0, readable.stderr + raw.stderr
-    assert READABLE_FILL in readable.stdout and MANGLED_FILL not in readable.stdout
-    assert MANGLED_FILL in raw.stdout and READABLE_FILL not in raw.stdout
+    short, full = run_cli("view", fail, option), run_cli("view", fail, option, "--names", "full")
+    raw, alias = run_cli("view", fail, option, "--names", "raw"), run_cli("view", fail, option, "--raw-names")
+    assert {short.returncode, full.returncode, raw.returncode, alias.returncode} == {0}, short.stderr + full.stderr
+    assert SHORT_FILL in short.stdout and READABLE_FILL not in short.stdout and MANGLED_FILL not in short.stdout
+    assert READABLE_FILL in full.stdout and MANGLED_FILL not in full.stdout
+    assert MANGLED_FILL in raw.stdout and READABLE_FILL not in raw.stdout and raw.stdout == alias.stdout
 
 
-def test_markdown_export_prints_readable_names_and_json_carries_both(tmp_path):
+@pytest.mark.parametrize("options", [["--names", "long"], ["--names", "full", "--raw-names"]])
+def test_a_bad_names_option_is_one_line_and_exit_2(options):
+    result = run_cli("view", str(capture_path("vecadd_fail")), "--kernels", *options)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1 and "--names" in result.stderr
+
+
+def test_markdown_export_prints_short_names_and_json_carries_every_form(tmp_path):
     fail = str(capture_path("vecadd_fail"))
     markdown = tmp_path / "tree.md"
     assert run_cli("view", fail, "--export", str(markdown)).returncode == 0
-    assert "at::native::vectorized\\_elementwise\\_kernel" in markdown.read_text() or \
-        "at::native::vectorized_elementwise_kernel" in markdown.read_text()
+    assert "vectorized_elementwise_kernel\\<…, FillFunctor\\<…>, …>" in markdown.read_text()  # short
     assert MANGLED_FILL not in markdown.read_text()
     document = json.loads(run_cli("view", fail, "--json").stdout)
     fill = next(k for k in document["kernels"] if k["name"] == MANGLED_FILL)
     assert fill["readable_name"] == READABLE_FILL
     raw = json.loads(run_cli("view", fail, "--json", "--raw-names").stdout)  # both, whichever rule the text follows
     assert next(k for k in raw["kernels"] if k["name"] == MANGLED_FILL)["readable_name"] == READABLE_FILL
+    assert {(k["short_name"], k["full_name"]) for k in raw["kernels"] if k["name"] == MANGLED_FILL} == {
+        (SHORT_FILL, READABLE_FILL)}
 
 
-def test_include_matches_the_readable_name():
-    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--include", "at::native")
+def test_include_matches_the_full_name():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--include", "at::native", "--names", "full")
     assert result.returncode == 0 and "Proton recorded no kernels" not in result.stdout
     kernels = result.stdout.splitlines()[2:]
     assert len(kernels) > 5 and all("at::native" in line for line in kernels)
+    short = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels", "--include", "at::native")
+    assert len(short.stdout.splitlines()) == len(result.stdout.splitlines())  # the same kernels, named short
+
+
+@pytest.mark.parametrize("form", ["short", "full", "raw"])
+def test_include_by_any_form_of_a_name_finds_the_same_kernel(form):
+    from proton_tui.view.names import Names
+
+    gpt2 = str(capture_path("gpt2_shadow"))
+    raw = next(k["name"] for k in json.loads(run_cli("view", gpt2, "--json").stdout)["kernels"]
+               if "pow_tensor_scalar" in k["name"])
+    name = Names.demangled(load_profile(capture_path("gpt2_shadow")).names).in_form(raw, form)
+    document = json.loads(run_cli("view", gpt2, "--json", "--include", re.escape(name)).stdout)
+    assert [kernel["name"] for kernel in document["kernels"]] == [raw]
 
 
 def test_sort_and_reverse_order_the_kernel_summary():
@@ -328,3 +355,9 @@ def test_share_bars_on_a_terminal_never_in_a_pipe():
     for args in (["--plain"], ["--kernels"], ["--csv"], ["--json"]):
         piped = run_cli("view", path, *args).stdout
         assert not set("▏▎▍▌▋▊▉█") & set(piped) and "share" not in piped, args
+
+
+def test_the_kernel_summary_of_a_pytorch_capture_fits_200_columns():
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels")
+    assert result.returncode == 0, result.stderr
+    assert max(map(len, result.stdout.splitlines())) <= 200

@@ -61,3 +61,19 @@ def test_share_bars_are_eighths_of_a_cell():
     assert share_bar(0.001) == "▏       "  # any share above zero shows
     assert share_bar(93.75) == "███████▌" and share_bar(150.0) == "████████"
     assert share_bar(30.0, 4) == "█▎  "  # 1.2 cells: 9.6 eighths, rounded to 10
+
+
+def test_details_show_the_short_full_and_raw_names_and_say_when_one_could_not_be_read(write_capture):
+    broken = "_ZN2at6native_broken"
+    pow_kernel = next(n for n in load_profile(capture_path("gpt2_shadow")).names if "pow_tensor_scalar" in n)
+    profile = load_profile(write_capture([scope("ROOT", kernel(pow_kernel, 100), kernel(broken, 50)), {}]))
+    display = Display(profile, Names.demangled(profile.names))
+    node = profile.names.index(pow_kernel)
+    rows = dict(node_details(display, node))
+    assert rows["name"] == "vectorized_elementwise_kernel<…>"  # short: nothing else in the capture is one
+    assert rows["full"].startswith("void at::native::vectorized_elementwise_kernel<4, ") and rows["raw"] == pow_kernel
+    text = details_text(node_details(display, node), width=60)
+    assert all(len(line) <= 60 for line in text.splitlines())
+    assert "".join(rows["full"].split()) in "".join(text.split())  # wrapped, never cut
+    unread = dict(node_details(display, profile.names.index(broken)))
+    assert unread["name"] == broken and "could not read" in unread["raw"] and "full" not in unread

@@ -14,13 +14,14 @@ from typer.testing import CliRunner
 
 from proton_tui.cli.diff import register
 from proton_tui.hatchet import load_profile
-from proton_tui.output.diff import DiffError, diff_json, diff_profiles, diff_text
+from proton_tui.output.diff import DIFF_NAME_WIDTH, DiffError, diff_json, diff_profiles, diff_text
 from tests.helpers import capture_path, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
 READABLE_FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
                  "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+SHORT_FILL = "vectorized_elementwise_kernel<…, FillFunctor<…>, …>"
 AUTO, FAIL = str(capture_path("vecadd_auto")), str(capture_path("vecadd_fail"))
 MARKUP = "[bold red]x[/]"
 BAD_FILES = ("missing", "cut", "cycles")  # no such file, truncated JSON, cycles against ns
@@ -82,20 +83,21 @@ def test_text_is_aligned_with_totals_and_full_names():
     lines = text.splitlines()
     assert lines[:3] == [f"A: {AUTO}", f"B: {FAIL}", "1 new, 0 gone, 5 in both"]
     header, total, add, fill = lines[3:7]
-    assert header.split() == ["time", "A", "time", "B", "delta", "ratio", "launches", "A", "launches", "B", "kernel"]
-    assert total.split() == ["67.33", "µs", "39.10", "µs", "-28.22", "µs", "0.58x", "26", "12", "(total)"]
-    assert add.split() == ["46.11", "µs", "16.06", "µs", "-30.05", "µs", "0.35x", "20", "5", "add_kernel"]
-    assert fill.split() == ["1.92", "µs", "+1.92", "µs", "new", "1", FILL]
-    name_column = header.index("kernel")
-    for line in lines[3:]:
-        assert line[name_column - 2 : name_column] == "  " and line[name_column] != " ", line
+    assert header.split() == ["kernel", "time", "A", "time", "B", "delta", "ratio", "launches", "A", "launches", "B"]
+    assert total.split() == ["(total)", "67.33", "µs", "39.10", "µs", "-28.22", "µs", "0.58x", "26", "12"]
+    assert add.split() == ["add_kernel", "46.11", "µs", "16.06", "µs", "-30.05", "µs", "0.35x", "20", "5"]
+    assert fill.split() == [FILL, "1.92", "µs", "+1.92", "µs", "new", "1"]
+    time_a = header.index("time A") + len("time A")
+    for line in lines[4:]:  # the numbers aligned under their titles, after the kernel column
+        if len(line.split("  ")[0]) <= DIFF_NAME_WIDTH:
+            assert line[time_a - 1] != " " and line[time_a:time_a + 2] == "  ", line
     longest = max((k.name for k in load_profile(AUTO).kernel_stats()), key=len)
-    assert any(line.endswith("  " + longest) for line in lines)  # never cut
+    assert len(longest) > DIFF_NAME_WIDTH and any(line.startswith(longest + "  ") for line in lines)  # never cut
 
 
 def test_limit_keeps_the_largest_changes():
     text = diff_text(vecadd_diff(), limit=1)
-    assert text.splitlines()[-2:][0].endswith("add_kernel") and text.endswith("(+5 more kernels)\n")
+    assert text.splitlines()[-2:][0].startswith("add_kernel  ") and text.endswith("(+5 more kernels)\n")
     document = diff_json(vecadd_diff(), limit=1)
     assert [k["name"] for k in document["kernels"]] == ["add_kernel"] and document["more_kernels"] == 5
 
@@ -108,7 +110,8 @@ def test_json_document_shape():
     assert document["a"] == {"file": AUTO, "total": 67328, "kernel_launches": 26, "distinct_kernels": 5}
     assert document["b"]["total"] == 39104 and document["b"]["distinct_kernels"] == 6
     assert document["kernels"][0] == {
-        "name": "add_kernel", "readable_name": "add_kernel", "status": "both", "value_a": 46112, "value_b": 16064, "delta": -30048,
+        "name": "add_kernel", "readable_name": "add_kernel", "short_name": "add_kernel", "full_name": "add_kernel",
+        "status": "both", "value_a": 46112, "value_b": 16064, "delta": -30048,
         "ratio": pytest.approx(0.34837, abs=1e-5), "launches_a": 20, "launches_b": 5,
     }
     assert document["kernels"][1]["status"] == "new" and document["kernels"][1]["value_a"] is None
@@ -132,7 +135,7 @@ def test_registered_command_prints_text_and_json():
     runner = CliRunner()
     text = runner.invoke(bare_app(), ["diff", AUTO, FAIL, "--limit", "2"])
     assert text.exit_code == 0, text.stderr
-    assert text.stdout.splitlines()[5].endswith("add_kernel") and "(+4 more kernels)" in text.stdout
+    assert text.stdout.splitlines()[5].startswith("add_kernel  ") and "(+4 more kernels)" in text.stdout
     as_json = runner.invoke(bare_app(), ["diff", AUTO, FAIL, "--json", "--exclude", "^add_kernel$"])
     assert as_json.exit_code == 0, as_json.stderr
     document = json.loads(as_json.stdout)
@@ -194,19 +197,20 @@ def console(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
 def test_console_script_diff_text_and_json(console):
     text = console["text"]
     assert text.returncode == 0 and text.stderr == ""
-    assert text.stdout.splitlines()[5].split()[-1] == "add_kernel"
-    assert READABLE_FILL in text.stdout and FILL not in text.stdout  # names as shown, by default
+    assert text.stdout.splitlines()[5].split()[0] == "add_kernel"
+    assert SHORT_FILL in text.stdout and READABLE_FILL not in text.stdout and FILL not in text.stdout  # short first
     assert FILL in console["raw"].stdout and READABLE_FILL not in console["raw"].stdout
     document = json.loads(console["json"].stdout)
     assert document["kernels"][0]["delta"] == -30048 and document["new"] == 1
     fill = next(kernel for kernel in document["kernels"] if kernel["name"] == FILL)
-    assert fill["readable_name"] == READABLE_FILL  # JSON carries both
+    assert fill["readable_name"] == fill["full_name"] == READABLE_FILL  # JSON carries every form
+    assert fill["short_name"] == SHORT_FILL
 
 
 def test_console_script_prints_markup_like_names_as_written(console):
     row = console["markup"].stdout.splitlines()[5]
-    assert row.endswith("  " + MARKUP)
-    assert row.removesuffix(MARKUP).split() == ["100", "ns", "300", "ns", "+200", "ns", "3.00x", "1", "1"]
+    assert row.startswith(MARKUP + "  ")
+    assert row.removeprefix(MARKUP).split() == ["100", "ns", "300", "ns", "+200", "ns", "3.00x", "1", "1"]
 
 
 @pytest.mark.parametrize("bad", BAD_FILES)

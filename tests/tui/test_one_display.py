@@ -6,6 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+
+import pytest
+from textual.widgets import Input
 
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
@@ -54,11 +58,11 @@ async def test_a_leaf_sibling_is_drawn_at_its_own_depth(write_capture):
         assert start["inner_kernel"] == start["inner_leaf"] > start["top"]
 
 
-async def test_filter_matches_a_name_only_its_readable_form_contains():
+async def test_filter_matches_a_name_only_its_full_form_contains():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         await readable_names_ready(app)
-        await pilot.press("f", *"at::native", "enter", "e")
+        await pilot.press("f", *"at::native", "enter", "e", "d")  # the full names show what matched
         await pilot.pause()
         rows = [line for line in drawn(app)[1:] if line.strip()]
         assert len(rows) > 3 and any("at::native" in line for line in rows)
@@ -84,7 +88,7 @@ async def test_export_while_sorted_by_bandwidth_writes_the_view_on_screen(tmp_pa
         assert document["rows"][0]["gbps"] is not None  # the kernel with bytes first, as on screen
         shown = [line.split("  ")[0].rstrip("…") for line in drawn(app)[1:] if line.strip()]
         assert len(shown) == len(document["rows"]) == 5
-        assert all(row["readable_name"].startswith(name) for row, name in zip(document["rows"], shown))
+        assert all(row["short_name"].startswith(name) for row, name in zip(document["rows"], shown))
 
 
 async def test_sort_by_name_follows_the_names_shown(tmp_path):
@@ -93,7 +97,7 @@ async def test_sort_by_name_follows_the_names_shown(tmp_path):
         await readable_names_ready(app)
         await pilot.press("k", "s", "s", "s")  # launches, avg, then name (no GB/s: no kernel declared bytes)
         names = [line[: line.index("  ") if "  " in line else len(line)] for line in drawn(app)[1:] if line.strip()]
-        assert names == sorted(names) and any(name.startswith("void ") for name in names)
+        assert names == sorted(names) and any(name.startswith("Kernel2<") for name in names)  # short names
         target = tmp_path / "kernels.csv"
         await pilot.press("x")
         await wait_for(lambda: app.screen.query("#path"), what="the export dialog")
@@ -102,3 +106,22 @@ async def test_sort_by_name_follows_the_names_shown(tmp_path):
         await wait_for(target.exists, what="export written")
         exported = [row["name"] for row in csv.DictReader(io.StringIO(target.read_text()))]
         assert exported == sorted(exported) and not any(name.startswith("_Z") for name in exported)
+
+
+@pytest.mark.parametrize("form", ["short", "full", "raw"])
+async def test_a_filter_by_any_form_of_a_name_keeps_the_same_kernel(form):
+    profile = load_profile(capture_path("gpt2_shadow"))
+    raw = next(name for name in profile.names if "pow_tensor_scalar" in name)
+    app = ProtonApp(profile)
+    async with app.run_test(size=SIZE) as pilot:
+        await readable_names_ready(app)
+        table = app.screen.query_one("#table")
+        name = table.display_spec.names.in_form(raw, form)
+        if form == "short":  # the name as the table shows it
+            assert name == "vectorized_elementwise_kernel<…, pow_tensor_scalar_kernel_impl::{lambda#1}, …>"
+        await pilot.press("f")
+        field = app.screen.query_one("#include", Input)
+        field.focus()
+        field.value = re.escape(name)
+        await pilot.press("enter", "k")
+        await wait_for(lambda: [kernel.name for kernel in table.model.kernels] == [raw], what=f"the {form} name's kernel")

@@ -75,18 +75,22 @@ async def test_search_jumps_between_matches_opening_ancestors():
         assert table.current_node == first
 
 
-async def test_readable_names_and_raw_toggle():
+async def test_d_cycles_short_full_and_raw_names():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
         await wait_for(lambda: table.display_spec.names.readable is not None)
-        readable = "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>"
-        assert table.display_spec.names.shown(CUTLASS).startswith(readable)
+        short, full = "Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>", "void cutlass::Kernel2<cutlass_80_simt_sgemm_"
+        assert table.display_spec.names.shown(CUTLASS) == short
         await pilot.press("k")
         row = next(i for i, k in enumerate(table.model.kernels) if k.name == CUTLASS)
-        assert readable in table.model.text(row, 200)
+        assert short in table.model.text(row, 200) and full not in table.model.text(row, 200)
+        await pilot.press("d")
+        assert full in table.model.text(row, 200)
         await pilot.press("d")
         assert CUTLASS[:60] in table.model.text(row, 200)
+        await pilot.press("d")
+        assert short in table.model.text(row, 200)
 
 
 async def test_detail_pane_has_bandwidth_flops_and_raw_metrics():
@@ -124,9 +128,9 @@ async def test_compare_opens_a_diff_of_two_real_captures():
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")  # B is read on a thread
         rows = [app.screen.query_one(DataTable).get_row_at(i) for i in range(3)]
-        assert str(rows[0][-1]) == "(total)"
-        assert str(rows[1][-1]) == "add_kernel"  # the largest change: 46,112 ns -> 16,064 ns
-        assert str(rows[1][2]).startswith("-30.05")
+        assert str(rows[0][0]) == "(total)"  # the kernel first, the numbers after it
+        assert str(rows[1][0]) == "add_kernel"  # the largest change: 46,112 ns -> 16,064 ns
+        assert str(rows[1][3]).strip().startswith("-30.05")
 
 
 async def test_multi_device_columns_totals_and_warning():

@@ -7,14 +7,19 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 from textual.color import Color
+from textual.widgets import DataTable
 
 from proton_tui.hatchet import CaptureError, load_profile
+from proton_tui.output.diff import diff_profiles
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.dialogs.help import HelpScreen
+from proton_tui.tui.messages import ShowDiff
 from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens.diff import DiffScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
+from proton_tui.view.names import Names
 from tests.helpers import capture_path, kernel, run_folder, scope, wait_for
 
 SIZE = (120, 36)
@@ -82,6 +87,34 @@ async def test_detail_shows_the_full_name_of_a_cut_row():
         assert "".join(full.split()) in "".join(detail.split()) and "8.74 µs" in detail
         lines = detail.split("\n")
         assert len(lines) > 10 and all(line[8:10] == "  " for line in lines)  # values in their column, under labels 8 wide
+
+
+async def test_the_hottest_kernel_keeps_its_name_on_every_row_of_a_python_context_tree():
+    profile = load_profile(capture_path("python_scopes"))
+    hottest = max(profile.kernel_stats(), key=lambda stats: stats.value)
+    app = ProtonApp(profile)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("e")
+        await wait_for(lambda: table.display_spec.names.shorts is not None, what="short names")
+        start = table.model.display.names.short(hottest.name)[:12]
+        rows = [row for row, node in enumerate(table.model.rows) if profile.names[node] == hottest.name]
+        width = table.scrollable_content_region.width
+        assert rows and all(start in table.model.text(row, width) for row in rows)
+
+
+async def test_deep_rows_compress_their_guide_lines_before_the_name_is_cut(write_capture):
+    name = "kernel_named_20_long"
+    tree = kernel(name, 100)
+    for depth in range(12):
+        tree = scope(f"s{depth}", tree)
+    app = ProtonApp(load_profile(write_capture([scope("ROOT", tree), {}])))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        await pilot.press("e")
+        row = next(row for row, node in enumerate(table.model.rows) if table.profile.names[node] == name)
+        text = table.model.text(row, table.scrollable_content_region.width)
+        assert "┊13┊└─ " in text and name in text
 
 
 async def test_markup_name_shown_as_written(write_capture):
@@ -521,3 +554,23 @@ async def test_an_instrumentation_tree_shows_per_warp_numbers_and_their_notes(tm
         await pilot.press("down", "down")
         names = [table.profile.names[node] for node in table.model.rows]
         assert "(unattributed)" in names
+
+
+async def test_the_compare_screen_shows_each_kernels_short_name_first_at_80_columns():
+    a, b = load_profile(capture_path("gpt2_shadow")), load_profile(capture_path("python_scopes"))
+    names = Names.demangled({*a.names, *b.names})
+    diff = diff_profiles(a, b)
+    app = ProtonApp(a)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.post_message(ShowDiff(diff, names))
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the compare screen")
+        await pilot.pause()
+        table = app.screen.query_one("#diff", DataTable)
+        assert [column.label.plain for column in table.ordered_columns][:2] == ["kernel", "time A"]
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # every number in view, none cut
+        name_width = table.ordered_columns[0].width
+        for row, kernel in enumerate(diff.kernels, start=1):
+            short = names.short(kernel.name)
+            if kernel.name.startswith("_Z"):  # a C++ name: its short form, whole
+                assert table.get_row_at(row)[0].plain == short  # whole, wrapped onto the row's lines
+                assert table.ordered_rows[row].height * name_width >= len(short)

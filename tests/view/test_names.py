@@ -6,11 +6,21 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from proton_tui.hatchet import load_profile
-from proton_tui.view.names import Names, demangle_all, demangler, demangler_available, display_name, frame_location
+from proton_tui.hatchet.errors import CaptureError
+from proton_tui.view.names import (
+    DEFAULT_FORM,
+    Names,
+    demangle_all,
+    demangler,
+    demangler_available,
+    display_name,
+    frame_location,
+)
 from tests.helpers import capture_path
 
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"
@@ -96,7 +106,44 @@ def test_forms_cycle_and_raw_flag():
     names = Names.demangled([CUTLASS], form="short")
     assert [names.form, names.next_form().form, names.next_form().next_form().form] == ["short", "full", "raw"]
     assert Names(raw=True).raw and Names().with_raw(True).form == "raw"
-    assert Names.demangled([CUTLASS]).shown(CUTLASS) == CUTLASS_READABLE  # the default form: readable, as before
+    assert Names.demangled([CUTLASS]).shown(CUTLASS) == "Kernel2<…>"  # the default form: short
+    assert Names().form == DEFAULT_FORM == "short"
+    with pytest.raises(ValueError):
+        Names(form="readable")
+
+
+def test_python_frames_short_with_base_name_full_with_path():
+    raw = "/home/me/project/model.py:42@forward"
+    names = Names.demangled([raw])
+    assert names.shown(raw) == names.short(raw) == "forward  model.py:42"
+    assert names.full(raw) == "forward  /home/me/project/model.py:42"
+    assert names.next_form().shown(raw) == names.full(raw)
+
+
+REPO = Path(__file__).resolve().parents[2]
+# the fixtures, and the shared captures beside the checkout (or beside its worktree folder) where there are some
+CAPTURE_FOLDERS = (REPO / "tests" / "fixtures", REPO.parent / "shared" / "captures", REPO.parents[1] / "shared" / "captures")
+ALL_CAPTURES = sorted(path for folder in CAPTURE_FOLDERS if folder.is_dir()
+                      for path in folder.iterdir() if ".hatchet" in path.name)
+
+
+@pytest.mark.parametrize("path", ALL_CAPTURES, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_short_cxx_names_fit_80_characters(path):
+    try:
+        raw_names = set(load_profile(path).names)
+    except CaptureError:
+        pytest.skip(f"{path.name} is not a readable capture")
+    names = Names.demangled(raw_names)
+    long = [names.short(raw) for raw in raw_names if raw.startswith("_Z") and len(names.short(raw)) > 80]
+    assert long == []
+
+
+def test_lambdas_short_without_their_parameter_types_unless_they_tell_kernels_apart():
+    names = Names.demangled(capture_names("gpt2_shadow"))
+    shorts = {names.short(raw) for raw in capture_names("gpt2_shadow")}
+    assert "vectorized_elementwise_kernel<…, pow_tensor_scalar_kernel_impl::{lambda#1}, …>" in shorts
+    assert "elementwise_kernel<…, gpu_kernel_impl_nocast<{lambda(float)#1}>::{lambda#1}>" in shorts
+    assert "elementwise_kernel<…, gpu_kernel_impl_nocast<{lambda(long)#1}>::{lambda#1}>" in shorts
 
 
 def test_python_frame_location_and_display():
@@ -118,3 +165,18 @@ def test_display_name_uses_the_demangled_map():
     assert display_name(CUTLASS, {CUTLASS: CUTLASS_READABLE}) == CUTLASS_READABLE
     assert display_name(CUTLASS, {}) == CUTLASS
     assert display_name("add_kernel", {CUTLASS: CUTLASS_READABLE}) == "add_kernel"
+
+
+@pytest.mark.parametrize("width", [20, 30, 45, 60])
+def test_a_cut_name_keeps_its_base_name_and_its_end(width):
+    from rich.cells import cell_len
+
+    from proton_tui.view.names.cut import cut_name
+
+    name = "vectorized_elementwise_kernel<…, pow_tensor_scalar_kernel_impl::{lambda#1}, …>"
+    cut = cut_name(name, width)
+    assert cell_len(cut) == width
+    assert cut.endswith(name[-4:]) and cut.startswith(name[:8])
+    if width >= len("vectorized_elementwise_kernel<") + 1 + 12 + 1:  # room for the arguments' two ends
+        assert cut.startswith("vectorized_elementwise_kernel<…, pow") and cut.endswith("#1}, …>")
+    assert cut_name(name, len(name)) == name and cut_name("<module>  train.py:7", 12).endswith("y:7")

@@ -236,7 +236,7 @@ class ProfileScreen(Screen):
             line += f"  {counted(notes, 'note')} in ROOT's details"
         return line
 
-    # ---- readable names -----------------------------------------------------------------------------------------
+    # ---- demangled names ---------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
     def load_readable_names(self) -> None:
         """Demangle every distinct name off the UI thread; the table switches when it lands."""
@@ -244,10 +244,10 @@ class ProfileScreen(Screen):
 
     def on_names_ready(self, message: NamesReady) -> None:
         table = self.query_one(ProfileTable)
-        table.set_names(message.names.with_raw(table.display_spec.names.raw))
+        table.set_names(message.names.with_form(table.display_spec.names.form))
         self.views.names_changed()
         if self.view_filter.include is not None or self.view_filter.exclude is not None:
-            self.show_filtered(self.view_filter)  # a filter matches readable names too
+            self.show_filtered(self.view_filter)  # a filter matches every form of a name
         if not demangler_available():
             self.notify(DEMANGLER_UNAVAILABLE, severity="warning")
 

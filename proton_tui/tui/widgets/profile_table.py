@@ -37,7 +37,7 @@ class ProfileTable(ScrollView, can_focus=True):
         Binding("k", "toggle_summary", "Kernels/tree"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
-        Binding("d", "toggle_names", "Raw/readable names", show=False),
+        Binding("d", "next_names", "Names: short, full, raw", show=False),
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
     ]
@@ -204,14 +204,14 @@ class ProfileTable(ScrollView, can_focus=True):
         self.notify(f"Sorted by {display.sort.label}, {direction}", timeout=2, markup=False)
 
     def set_names(self, names: Names) -> None:
-        """Readable names arrived (or the rule changed): the rows follow, in the same order rules."""
+        """Demangled names arrived (or the form changed): the rows follow, in the same order rules."""
         self.redisplay(names=names)
         self.cursor = self.cursor  # re-announce the row so the detail pane follows
 
-    def action_toggle_names(self) -> None:
-        names = self.model.display.names
-        self.set_names(names.with_raw(not names.raw))
-        self.notify("Raw names" if self.model.display.names.raw else "Readable names", timeout=2)
+    def action_next_names(self) -> None:
+        """Names in the next form: short, full, raw, then short again."""
+        self.set_names(self.model.display.names.next_form())
+        self.notify(f"{self.model.display.names.form.capitalize()} names", timeout=2)
 
     # ---- events -----------------------------------------------------------------------------------------------
     def watch_cursor(self, previous: int, row: int) -> None:

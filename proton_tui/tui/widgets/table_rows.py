@@ -16,6 +16,7 @@ from proton_tui.console import cut_field
 from proton_tui.hatchet import KernelStats, Profile
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_bar
+from proton_tui.view.names.cut import cut_name
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
@@ -34,6 +35,15 @@ def fit(text: str, width: int) -> str:
     if cell_len(text) > width:
         return set_cell_size(text, width - 1) + "…"
     return set_cell_size(text, width)
+
+
+def name_cell(name: str, width: int, guide: str = "", compact_guide: str = "") -> str:
+    """The name column of a row, exactly `width` cells: the guide lines, then the name; the guide lines give way to
+    `compact_guide` before the name is cut, and a name too long even then loses the middle of its template
+    arguments (`cut_name`)."""
+    if cell_len(compact_guide) < cell_len(guide) and cell_len(guide) + cell_len(name) > width:
+        guide = compact_guide
+    return fit(guide + cut_name(name, width - cell_len(guide)), width)
 
 
 def node_key(profile: Profile, node: int) -> tuple[str, ...]:
@@ -217,9 +227,10 @@ class TableRows:
         self._layouts[width] = found = sorted(fitting)
         return found
 
-    def line(self, name: str, cells: list[str], width: int, share: float | None = None) -> str:
-        """A row: the name cut to what the columns leave, then the cells; a narrowed share bar drawn again from
-        `share` at its width."""
+    def line(self, name: str, cells: list[str], width: int, share: float | None = None, guide: str = "",
+             compact_guide: str = "") -> str:
+        """A row: the guide lines and the name in what the columns leave (`name_cell`), then the cells; a narrowed
+        share bar drawn again from `share` at its width."""
         def cell(i: int, cells_wide: int) -> str:
             if cells_wide == self.columns[i].width:
                 return self.columns[i].align(cells[i])
@@ -227,8 +238,9 @@ class TableRows:
             return share_bar(share, cells_wide) if share is not None else " " * cells_wide
 
         numbers = "".join("  " + cell(i, cells_wide) for i, cells_wide in self.visible_columns(width))
-        return fit(name, max(MIN_NAME_WIDTH, width - len(numbers))) + numbers if width >= MIN_NAME_WIDTH \
-            else fit(name, width)
+        if width < MIN_NAME_WIDTH:
+            return name_cell(name, width, guide, compact_guide)
+        return name_cell(name, max(MIN_NAME_WIDTH, width - len(numbers)), guide, compact_guide) + numbers
 
     def bar_span(self, width: int) -> tuple[int, int] | None:
         """Where the share bars are in a line `width` cells wide (start, end), or None where they are left out."""
@@ -257,6 +269,6 @@ class TableRows:
                              width, profile.percent(kernel.value))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
-        name = cut_field(display.name(node))
-        return self.line(display.guide(node) + marker + name, node_cells(profile, node, bars=True), width,
-                         profile.percent(profile.inclusive[node]))
+        return self.line(cut_field(display.name(node)), node_cells(profile, node, bars=True), width,
+                         profile.percent(profile.inclusive[node]), display.guide(node) + marker,
+                         display.compact_guide(node) + marker)

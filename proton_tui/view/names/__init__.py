@@ -12,13 +12,11 @@ from proton_tui.console import printable
 from proton_tui.view.names.demangler import MANGLED_PREFIX, demangle_all, demangler_available, mangled, parsed
 from proton_tui.view.names.short import part, unique
 
-__all__ = ["FORMS", "MANGLED_PREFIX", "PYTHON_FRAME", "Names", "demangle_all", "demangler_available", "display_name",
-           "frame_location", "short_names"]
+__all__ = ["DEFAULT_FORM", "FORMS", "MANGLED_PREFIX", "PYTHON_FRAME", "Names", "demangle_all", "demangler_available",
+           "display_name", "frame_location", "short_names"]
 
 FORMS = ("short", "full", "raw")  # the order `next_form` goes through them
-# The form a view starts in: "readable" is C++ names whole and Python frames with their file's base name, the rule
-# every view has shown; it goes on like "full" in `next_form`.
-DEFAULT_FORM = "readable"
+DEFAULT_FORM = "short"  # the form a view starts in
 PYTHON_FRAME = re.compile(r"(?P<file>.+):(?P<line>\d+)@(?P<func>.+)")
 FOLDER_SEPARATOR = re.compile(r"[\\/]")  # POSIX or Windows paths, whichever machine made the capture
 
@@ -78,9 +76,9 @@ class Names:
     def __init__(self, readable: dict[str, str] | None = None, raw: bool = False, form: str | None = None,
                  shorts: dict[str, str] | None = None) -> None:
         form = "raw" if raw else (form or DEFAULT_FORM)
-        if form not in (*FORMS, "readable"):
+        if form not in FORMS:
             raise ValueError(f"name form {form!r} is not one of {', '.join(FORMS)}")
-        self.readable, self.shorts, self.form = readable, shorts, form  # "readable": see DEFAULT_FORM
+        self.readable, self.shorts, self.form = readable, shorts, form
         self._full: dict[str, str] = {}
         self._shown: dict[str, str] = {}
 
@@ -107,7 +105,7 @@ class Names:
 
     def next_form(self) -> Names:
         """The same names under the next form: short, full, raw, then short again."""
-        place = FORMS.index("full" if self.form == "readable" else self.form)
+        place = FORMS.index(self.form)
         return self.with_form(FORMS[(place + 1) % len(FORMS)])
 
     def unreadable(self, raw: str) -> bool:
@@ -132,7 +130,7 @@ class Names:
             return raw
         if form == "short":
             return self.short(raw)
-        return self.full(raw) if form == "full" else self.readable_name(raw)
+        return self.full(raw)
 
     def shown(self, raw: str) -> str:
         """The name as shown to a person (terminal, text, CSV, Markdown): control characters written as escapes."""
@@ -146,8 +144,8 @@ class Names:
         return self.in_form(raw, self.form)
 
     def readable_name(self, raw: str) -> str:
-        """The readable form, whatever the form shown, exactly (JSON carries it beside the raw name): C++ demangled
-        whole, a Python frame as ``func  file:line``."""
+        """The name JSON carries as `readable_name`, whatever the form shown, exactly: C++ demangled whole, a Python
+        frame as ``func  file:line`` with its file's base name."""
         return display_name(raw, self.readable)
 
     def matches(self, pattern: re.Pattern, raw: str) -> bool:

@@ -8,6 +8,7 @@ that tells most of them apart is expanded in each of them, until every name is t
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -31,7 +32,7 @@ class Part(NamedTuple):
     args: tuple[Part, ...] | None = None  # template arguments; None when not a template
     scope: Part | None = None  # the namespace, class or function it is declared in
     post: str = ""  # what follows the type: `*`, `&`, ` const`, `...`
-    params: tuple[Part, ...] | None = None  # the function's parameter types (a kernel's own name only)
+    params: tuple[Part, ...] | None = None  # the parameter types of the kernel's own function or of a lambda
 
     @property
     def local(self) -> bool:
@@ -50,10 +51,16 @@ def part(node: Node) -> Part:
     return _type(node)
 
 
+LAMBDA = re.compile(r"\{lambda\((?P<signature>.*)\)(?P<number>#\d+)\}")
+
+
 def _type(node: Node) -> Part:
     kind = node.kind
     if kind == "name":
         return Part(node.text)
+    if kind == "raw" and (closure := LAMBDA.fullmatch(node.text)) is not None:
+        # a lambda as `{lambda#1}`: its parameter types are its parameter list, written out only to tell it apart
+        return Part("{lambda", params=(Part(closure["signature"]),), post=closure["number"] + "}")
     if kind == "template":
         return _type(node.base)._replace(args=_arguments(node.arguments))
     if kind == "qualified":
@@ -100,7 +107,10 @@ def render(name: Part, shown: set[Path], path: Path = (), scope: bool = False) -
     if name.args is not None and not (scope and not any(path + (index,) in shown for index in range(len(name.args)))):
         text += f"<{_joined(name.args, shown, path)}>"  # a scope's arguments, all left out, are not written
     if name.params is not None and path + (PARAMETERS,) in shown:
-        text += f"({_joined(name.params, shown, path + (PARAMETERS,))})"
+        if name.local:  # a lambda's parameter types: written whole
+            text += f"({name.params[0].label})"
+        else:
+            text += f"({_joined(name.params, shown, path + (PARAMETERS,))})"
     return text + name.post
 
 
@@ -123,8 +133,8 @@ def frontier(name: Part, shown: set[Path], path: Path = ()) -> Iterator[Path]:
         else:
             yield scope
     for items, base in ((name.args, path), (name.params, path + (PARAMETERS,))):
-        if items is None or (base != path and base not in shown):
-            if items is not None:
+        if items is None or (base != path and (base not in shown or name.local)):
+            if items is not None and base not in shown:
                 yield base
             continue
         for index, item in enumerate(items):
@@ -150,10 +160,11 @@ def at(name: Part | None, path: Path) -> Part | None:
 
 
 def _rank(path: Path, kinds: int, local: bool) -> tuple:
-    """Which path to write out first (lowest): a template argument before a scope before the parameter list (a scope
-    or parameter list differs whenever anything in it does, so it comes only where no argument tells the names
-    apart); then the one that tells most kinds apart, the outermost, the first."""
-    tier = 0 if local else {SCOPE: 1, PARAMETERS: 2}.get(path[-1], 0)
+    """Which path to write out first (lowest): a template argument or a lambda's scope, then a lambda's parameter
+    types, before a scope before the parameter list (a scope or parameter list differs whenever anything in it does,
+    so it comes only where no argument tells the names apart); then the one that tells most kinds apart, the
+    outermost, the first."""
+    tier = ({SCOPE: 0, PARAMETERS: 0.5} if local else {SCOPE: 1, PARAMETERS: 2}).get(path[-1], 0)
     return tier, -kinds, len(path), tuple(str(step) for step in path)
 
 
@@ -196,7 +207,7 @@ def _best_path(members: list[str], names: dict[str, Part], shown: dict[str, set[
             kinds.add(UNCHANGED)
         if len(kinds) < 2:
             continue
-        rank = _rank(path, len(kinds), path[-1] == SCOPE and any(
+        rank = _rank(path, len(kinds), path[-1] in (SCOPE, PARAMETERS) and any(
             (owner := at(names[raw], path[:-1])) is not None and owner.local for raw in members))
         if best_rank is None or rank < best_rank:
             best, best_rank = path, rank
