@@ -77,6 +77,13 @@ def test_csv_is_the_kernel_summary():
     assert times == sorted(times, reverse=True) and {row["unit"] for row in rows} == {"ns"}
 
 
+def test_csv_export_writes_what_csv_prints(tmp_path):
+    path = tmp_path / "k.csv"
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--csv", "--export", str(path))
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == run_cli("view", str(capture_path("gpt2_shadow")), "--csv").stdout
+
+
 def test_empty_capture_is_said_plainly():
     result = run_cli("view", str(capture_path("vecadd_instr")))
     assert result.returncode == 0
@@ -107,6 +114,7 @@ def test_bad_input_one_line_exit_2_no_traceback(case, write_capture):
         (["view", "FIXTURE", "--include", "("], "--include '(' is not a valid regular expression"),
         (["view", "FIXTURE", "--depth", "-1"], "--depth"),
         (["view", "FIXTURE", "--json", "--csv"], "exclusive"),
+        (["view", "FIXTURE", "--json", "--depth", "1"], "--depth and --threshold hide rows"),
         (["view", "FIXTURE", "--bogus"], "--bogus"),
         (["view"], "Missing argument"),
     ],
