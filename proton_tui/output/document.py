@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import orjson
@@ -18,8 +19,12 @@ if TYPE_CHECKING:
 
 
 def json_text(document) -> str:
-    """A JSON document as every command prints it: indented, one trailing newline."""
-    return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+    """A JSON document as every command prints it: indented, one trailing newline. An integer past 64 bits (orjson
+    holds none) is written whole by the standard library's encoder, in the same layout."""
+    try:
+        return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:
+        return json.dumps(document, default=str, indent=2, ensure_ascii=False) + "\n"
 
 
 def kernel_records(display: Display) -> list[dict]:
@@ -31,7 +36,7 @@ def kernel_records(display: Display) -> list[dict]:
             "name": kernel.name,
             "readable_name": display.names.readable_name(kernel.name),
             "value": kernel.value,
-            "percent": round(profile.percent(kernel.value), 4),
+            "percent": profile.percent(kernel.value),
             "launches": None if profile.unit == "cycles" else kernel.launches,  # an instrumentation tree has none
             "avg": kernel.avg,
             "bytes": kernel.bytes or None,
@@ -53,7 +58,7 @@ def tree_records(display: Display) -> list[dict]:
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
             "value": profile.inclusive[node],
-            "percent": round(profile.percent(profile.inclusive[node]), 4),
+            "percent": profile.percent(profile.inclusive[node]),
             "launches": None if profile.unit == "cycles" else profile.launches[node],
             "avg": profile.avg(node) if profile.launches[node] else None,
             "gbps": profile.gbps(node),

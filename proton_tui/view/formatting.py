@@ -4,6 +4,7 @@ columns, each as wide as its widest cell can be, so no view ever cuts a digit.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from rich.cells import cell_len, set_cell_size
 
@@ -28,11 +29,24 @@ def format_value(value: float, unit: str) -> str:
     for scale, suffix in ((1e6, "µs"), (1e9, "ms")):
         if value < scale:
             return f"{value / scale * 1e3:.2f} {suffix}"
+    if isinstance(value, int) and value > FLOAT_EXACT:
+        return f"{_hundredths(value, 10**9)} s"
     return f"{value / 1e9:,.2f} s"
+
+
+FLOAT_EXACT = 2**53  # the largest integer up to which every integer is a float: past it, integers are divided exactly
+
+
+def _hundredths(value: int, scale: int) -> str:
+    """`value` / `scale` with two decimals, computed on integers (rounded half to even, as a float's format)."""
+    whole, cents = divmod(round(Fraction(value * 100, scale)), 100)
+    return f"{whole:,}.{cents:02d}"
 
 
 def cycles_number(cycles: float) -> str:
     """Cycles without their unit: a count whole, a mean or a median between two warps with one decimal."""
+    if isinstance(cycles, int):
+        return f"{cycles:,}"
     return f"{cycles:,.0f}" if cycles == int(cycles) else f"{cycles:,.1f}"
 
 

@@ -336,3 +336,23 @@ def test_share_bars_on_a_terminal_never_in_a_pipe():
     for args in (["--plain"], ["--kernels"], ["--csv"], ["--json"]):
         piped = run_cli("view", path, *args).stdout
         assert not set("▏▎▍▌▋▊▉█") & set(piped) and "share" not in piped, args
+
+
+def test_a_non_finite_total_is_one_line_exit_2(write_capture):
+    path = write_capture([scope("ROOT", kernel("a", 1.7e308), kernel("b", 1.7e308)), {}])
+    for option in ("--plain", "--json"):
+        result = run_cli("view", str(path), option)
+        assert result.returncode == 2 and str(path) in result.stderr and "infinite" in result.stderr
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_json_and_csv_hold_integers_and_percent_exact(write_capture):
+    path = write_capture([scope("ROOT", kernel("a", 123456789012345678901234567890), kernel("b", 1), kernel("c", 2)),
+                          {}])
+    document = json.loads(run_cli("view", str(path), "--json").stdout)
+    assert document["total"] == 123456789012345678901234567893
+    shares = {row["name"]: row["percent"] for row in document["kernels"]}
+    assert shares["c"] == 100 * 2 / 123456789012345678901234567893
+    small = write_capture([scope("ROOT", kernel("a", 1), kernel("b", 2)), {}], name="small.hatchet")
+    rows = list(csv.DictReader(io.StringIO(run_cli("view", str(small), "--csv").stdout)))
+    assert {row["name"]: float(row["percent"]) for row in rows} == {"a": 100 / 3, "b": 200 / 3}
