@@ -119,6 +119,11 @@ class Profile(DeviceFacts):
         return sum(compress(self.launches, self.is_kernel))
 
     @property
+    def recorded_launches(self) -> int | None:
+        """The kernel launches the capture records; None where it records none (an instrumentation tree)."""
+        return None if self.unit == "cycles" else self.kernel_launches
+
+    @property
     def kernel_count(self) -> int:
         """Distinct kernel names (without summing the kernel summary)."""
         if self._kernel_stats is not None:
@@ -317,7 +322,7 @@ class Profile(DeviceFacts):
         kernels = self.kernel_stats()
         to_ms = 1e-6 if self.unit == "ns" else None
         return {
-            "proton_kernel_count": self.kernel_launches,
+            "proton_kernel_count": self.recorded_launches,
             "proton_gpu_time_ms": self.total * to_ms if to_ms else None,
             "proton_top_kernel_ms": kernels[0].value * to_ms if kernels and to_ms else None,
             "proton_top_kernels": [k.name for k in kernels[:5]],

@@ -116,7 +116,7 @@ def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str
     rows += [
         ("time" if unit == "ns" else "cycles",
          f"{format_value(kernel.value, unit)} ({format_percent(profile.percent(kernel.value))} of the capture)"),
-        ("launches", format_count(kernel.launches)),
+        ("launches", format_count(None if unit == "cycles" else kernel.launches)),
         ("devices", ", ".join(kernel.devices) or "no device"),
     ]
     if kernel.avg is not None:

@@ -84,7 +84,7 @@ def summary_json(display: Display) -> dict:
         "unit": json_unit(profile),
         "empty": profile.is_empty,
         "total": profile.total,
-        "kernel_launches": profile.kernel_launches,
+        "kernel_launches": profile.recorded_launches,
         "distinct_kernels": profile.kernel_count,
         "devices": profile.device_names(),
         "device_totals": profile.device_totals(),

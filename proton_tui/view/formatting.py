@@ -51,8 +51,11 @@ def cycles_number(cycles: float) -> str:
 
 
 
-def format_count(count: int) -> str:
-    return f"{count:,}"
+NOT_RECORDED = "—"  # a count the capture does not record (an instrumentation tree's launches)
+
+
+def format_count(count: int | None) -> str:
+    return NOT_RECORDED if count is None else f"{count:,}"
 
 
 def counted(count: int, word: str, plural: str | None = None) -> str:

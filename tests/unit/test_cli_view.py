@@ -356,3 +356,12 @@ def test_json_and_csv_hold_integers_and_percent_exact(write_capture):
     small = write_capture([scope("ROOT", kernel("a", 1), kernel("b", 2)), {}], name="small.hatchet")
     rows = list(csv.DictReader(io.StringIO(run_cli("view", str(small), "--csv").stdout)))
     assert {row["name"]: float(row["percent"]) for row in rows} == {"a": 100 / 3, "b": 200 / 3}
+
+
+def test_launches_a_cycle_capture_does_not_record_are_null_everywhere():
+    path = str(capture_path("instr_vecadd_3.7.1"))
+    document = json.loads(run_cli("view", path, "--json").stdout)
+    assert document["kernel_launches"] is None and document["metrics_summary"]["proton_kernel_count"] is None
+    assert {kernel["launches"] for kernel in document["kernels"]} == {None}
+    rows = list(csv.DictReader(io.StringIO(run_cli("view", path, "--csv").stdout)))
+    assert {row["launches"] for row in rows} == {""}
