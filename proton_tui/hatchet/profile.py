@@ -56,6 +56,12 @@ def exact_quotient(value: float, count: int) -> float:
     return value / count
 
 
+def ns_to_ms(value_ns: float) -> float:
+    """ns as ms: the float nearest the exact quotient (an integer divided by an integer is correctly rounded, so
+    39661509 ns is 39.661509, never 39.661508999999995)."""
+    return value_ns / 1_000_000
+
+
 def _largest_first(kernel: KernelStats) -> tuple[float, str]:
     """The kernel summary's order: largest total first, then by name."""
     return -kernel.value, kernel.name
@@ -320,11 +326,11 @@ class Profile(DeviceFacts):
     def metrics_summary(self) -> dict:
         """The keys downstream tools already read from a Proton run."""
         kernels = self.kernel_stats()
-        to_ms = 1e-6 if self.unit == "ns" else None
+        timed = self.unit == "ns"
         return {
             "proton_kernel_count": self.recorded_launches,
-            "proton_gpu_time_ms": self.total * to_ms if to_ms else None,
-            "proton_top_kernel_ms": kernels[0].value * to_ms if kernels and to_ms else None,
+            "proton_gpu_time_ms": ns_to_ms(self.total) if timed else None,
+            "proton_top_kernel_ms": ns_to_ms(kernels[0].value) if kernels and timed else None,
             "proton_top_kernels": [k.name for k in kernels[:5]],
             "proton_artifact_dir": str(self.path.resolve().parent),
         }

@@ -55,6 +55,7 @@ def tree_records(display: Display) -> list[dict]:
         {
             "depth": profile.depths[node],
             "path": profile.path_of(node, display.names.exact),
+            "path_names": path_names(profile, node),
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
             "value": profile.inclusive[node],
@@ -67,6 +68,12 @@ def tree_records(display: Display) -> list[dict]:
         }
         for node in display.walk()
     ]
+
+
+def path_names(profile: Profile, node: int) -> list[str]:
+    """The node's exact names from the top level down (ROOT: none): one list per node, where two nodes can share a
+    `path` text (a frame named "a / b")."""
+    return [profile.names[step] for step in profile.lineage(node)]
 
 
 def json_unit(profile: Profile) -> str | None:
@@ -112,7 +119,8 @@ def instrumentation_record(display: Display) -> dict:
             continue
         sampled = sampled or numbers.sampling
         scopes.append({
-            "path": profile.path_of(node, display.names.exact), "name": profile.names[node],
+            "path": profile.path_of(node, display.names.exact), "path_names": path_names(profile, node),
+            "name": profile.names[node],
             "derived": profile.is_derived(node), "cycles": numbers.cycles, "normalized_cycles": numbers.normalized,
             "divisor": numbers.divisor, "per_warp": numbers.per_warp, "per_warp_per_launch": numbers.per_launch,
             "time_ns": numbers.time_ns, "clock_khz": numbers.clock_khz, "caution": numbers.caution,

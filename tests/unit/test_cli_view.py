@@ -365,3 +365,11 @@ def test_launches_a_cycle_capture_does_not_record_are_null_everywhere():
     assert {kernel["launches"] for kernel in document["kernels"]} == {None}
     rows = list(csv.DictReader(io.StringIO(run_cli("view", path, "--csv").stdout)))
     assert {row["launches"] for row in rows} == {""}
+
+
+def test_milliseconds_in_the_metrics_summary_are_the_exact_decimal():
+    document = json.loads(run_cli("view", str(capture_path("vecadd_hook")), "--json").stdout)
+    assert document["total"] == 39661509
+    assert repr(document["metrics_summary"]["proton_gpu_time_ms"]) == "39.661509"
+    top_ns = document["kernels"][0]["value"]
+    assert document["metrics_summary"]["proton_top_kernel_ms"] == top_ns / 10**6
