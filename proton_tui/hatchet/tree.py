@@ -91,7 +91,7 @@ def graft(profile: Profile, part: Profile, at: int) -> None:
         profile.inclusive[node] += value
         profile.launches[node] += launches
         profile.bytes[node] += size
-    _check_finite(profile, profile.inclusive[at:at + 1])
+    _check_finite(profile, [profile.inclusive[node] for node in chain])
 
 
 def _check_finite(profile: Profile, values: list[float]) -> None:
