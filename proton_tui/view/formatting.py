@@ -34,6 +34,13 @@ def format_value(value: float, unit: str) -> str:
     return f"{value / 1e9:,.2f} s"
 
 
+def format_mean(value: float, count: int, unit: str) -> str:
+    """`value` / `count` as format_value writes it; a large integer's mean divided exactly (no float between)."""
+    if unit == "ns" and isinstance(value, int) and value > FLOAT_EXACT * count:
+        return f"{_hundredths(value, 10**9 * count)} s"
+    return format_value(value / count, unit)
+
+
 FLOAT_EXACT = 2**53  # the largest integer up to which every integer is a float: past it, integers are divided exactly
 
 
@@ -232,7 +239,7 @@ def node_cells(profile: Profile, node: int, bars: bool = False) -> list[str]:
         *([share_bar(share)] if bars else []),
         *(cycle_cells(profile, scope_numbers(profile, node)) if unit == "cycles" else [
             format_count(profile.launches[node]),
-            format_value(profile.avg(node), unit) if profile.launches[node] else ""]),
+            format_mean(profile.inclusive[node], profile.launches[node], unit) if profile.launches[node] else ""]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
@@ -251,7 +258,7 @@ def kernel_cells(profile: Profile, kernel: KernelStats, bars: bool = False) -> l
         *([share_bar(share)] if bars else []),
         *(cycle_cells(profile, kernel_numbers(profile, kernel.name)) if unit == "cycles" else [
             format_count(kernel.launches),
-            "" if kernel.avg is None else format_value(kernel.avg, unit)]),
+            "" if kernel.avg is None else format_mean(kernel.value, kernel.launches, unit)]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(kernel.gbps), format_percent(profile.kernel_peak_percent(kernel))]

@@ -85,3 +85,11 @@ def test_a_total_past_the_largest_float_is_refused_naming_the_file(write_capture
     with pytest.raises(CaptureError) as caught:
         load_profile(path)
     assert str(path) in str(caught.value) and "infinite" in str(caught.value)
+
+
+def test_the_mean_of_a_large_integer_is_divided_exactly(write_capture):
+    path = write_capture([scope("ROOT", scope("s", kernel("a", HUGE_NS), kernel("b", 5))), {}])
+    display = Display(load_profile(path))
+    lines = "\n".join(tree_lines(display))
+    assert "61,728,394,506,172,839,450.62 s  └─ s" in lines  # (HUGE_NS + 5) / 2 = 61,728,394,506,172,839,450.617… s
+    assert "61,728,394,506,172,841,984" not in lines
