@@ -17,9 +17,15 @@ def size_text(size: int) -> str:
     return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} kB"
 
 
-# What a terminal must never be handed raw from a capture: C0 and C1 controls, DEL, and the bidi marks, embeddings,
-# overrides and isolates (they move the cursor, clear the screen, set the window title, colour or reverse text).
-CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# What a terminal must never be handed raw from a capture: C0 and C1 controls and DEL (they move the cursor, clear
+# the screen, set the window title, colour text), and every invisible format character, line and paragraph
+# separator (Unicode categories Cf, Zl, Zp, as of Unicode 14: bidi marks, embeddings, overrides and isolates,
+# zero-width spaces and joiners, the byte-order mark, soft hyphen, tags), which reverse text or make two different
+# names look the same.
+CONTROLS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -55,15 +61,9 @@ def printable(text: str) -> str:
     return CONTROLS.sub(_escape, text)
 
 
-ESCAPE_STARTS = re.compile("[\x1b\x9b]")  # what begins a terminal's control sequence (ESC, and C1's CSI)
-
-
-def without_escapes(text: str) -> str:
-    """Text kept exact but for what could begin a terminal control sequence, written as an escape (CSV data)."""
-    return ESCAPE_STARTS.sub(_escape, text) if ESCAPE_STARTS.search(text) else text
-
-
 def _escape(match: re.Match) -> str:
     char = match.group()
     code = ord(char)
-    return NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    if char in NAMED_ESCAPES:
+        return NAMED_ESCAPES[char]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -7,14 +7,16 @@ import csv
 import io
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
+import unicodedata
 
 import pytest
 
 from proton_tui.console import printable
-from tests.helpers import CONTROL_BYTES, HOSTILE_NAMES, hostile_tree
+from tests.helpers import CONTROL_BYTES, HOSTILE_NAMES, hostile_tree, kernel, scope
 
 CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 
@@ -42,13 +44,66 @@ def test_text_outputs_escape_control_characters(write_capture, option):
     assert len(time_column) == 1  # aligned: every row's time ends at the same column
 
 
-def test_csv_keeps_names_exact_but_never_a_raw_escape(write_capture):
+def test_csv_into_a_pipe_keeps_the_exact_names(write_capture):
     result = subprocess.run([CLI, "view", str(write_capture(hostile_tree())), "--csv"], capture_output=True,
                             timeout=60, stdin=subprocess.DEVNULL)
     text = result.stdout.decode()  # as written: a \r inside a quoted name stays one
-    assert result.returncode == 0 and "\x1b" not in text and "\x9b" not in text
+    assert result.returncode == 0
     names = [row["name"] for row in csv.DictReader(io.StringIO(text, newline=""))]
-    assert sorted(names) == sorted(name.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b") for name in HOSTILE_NAMES)
+    assert sorted(names) == sorted(HOSTILE_NAMES)
+
+
+def on_a_terminal(*args: str) -> str:
+    """What the command writes when its standard output is a terminal (a pseudo-terminal, read to its end)."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command has ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    return b"".join(chunks).decode()
+
+
+C1_NAMES = ("bell\x07back\bspace\rover", "nel\x85dcs\x90st\x9cosc\x9dend")
+
+
+def test_csv_on_a_terminal_escapes_every_control_character(write_capture):
+    names = (*HOSTILE_NAMES, *C1_NAMES)
+    tree = [scope("ROOT", *[kernel(name, 1000 * (index + 1)) for index, name in enumerate(names)]), {}]
+    text = on_a_terminal("view", str(write_capture(tree)), "--csv").replace("\r\n", "\n")  # the tty's line ends
+    assert not [char for char in ("\x1b", "\r", "\b", "\x07", "\u202e", "\x9b", "\x85", "\x90", "\x9c", "\x9d")
+                if char in text]
+    shown = [row["name"] for row in csv.DictReader(io.StringIO(text, newline=""))]
+    assert sorted(shown) == sorted(printable(name) for name in names)
+
+
+def test_printable_escapes_every_invisible_format_character():
+    invisible = [chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) in ("Cf", "Zl", "Zp")]
+    assert len(invisible) > 150
+    for char in invisible:
+        assert char not in printable(f"a{char}b"), hex(ord(char))
+    assert printable("add\u200b_kernel\u200d\ufeff\u2028\u2029") == "add\\u200b_kernel\\u200d\\ufeff\\u2028\\u2029"
+    assert printable("tag\U000e0041") == "tag\\U000e0041"
+
+
+def test_zero_width_characters_tell_two_kernels_apart(write_capture):
+    path = write_capture([scope("ROOT", kernel("add_kernel", 1000), kernel("add\u200b_kernel", 2000)), {}])
+    for option in ("--plain", "--kernels"):
+        text = run_cli("view", str(path), option).stdout
+        assert "add\\u200b_kernel" in text and "\u200b" not in text
+    other = write_capture([scope("ROOT", kernel("add_kernel", 1500), kernel("add\ufeff_kernel", 2000)), {}],
+                          name="other.hatchet")
+    diff = run_cli("diff", str(path), str(other)).stdout
+    assert "add\\u200b_kernel" in diff and "add\\ufeff_kernel" in diff
+    assert "\u200b" not in diff and "\ufeff" not in diff
 
 
 def test_markdown_export_and_diff_escape_control_characters(write_capture, tmp_path):

@@ -72,8 +72,9 @@ def view(
         fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
-    if (kernels or as_csv) and chosen.hides_rows:
-        fail("--depth and --threshold hide rows of the tree; the kernel summary (--kernels, --csv) has none to hide")
+    if (kernels or as_csv or as_json) and chosen.hides_rows:
+        fail("--depth and --threshold hide rows of the tree; the kernel summary (--kernels, --csv, --json) has none "
+             "to hide")
     if export is None and not (plain or kernels or as_json or as_csv) and sys.stdout.isatty():
         from proton_tui.tui.launch import open_viewer
 
@@ -90,7 +91,7 @@ def view(
     if export is not None:
         from proton_tui.output.export import export_text, format_for_path, write_export
 
-        view_name = "kernels" if kernels else "tree"
+        view_name = "kernels" if kernels or as_csv else "tree"
         try:
             write_export(export, export_text(display, view=view_name, fmt=format_for_path(export)))
         except (OSError, ValueError) as error:
@@ -100,7 +101,7 @@ def view(
     if as_json:
         sys.stdout.write(json_text(summary_json(display)))
     elif as_csv:
-        sys.stdout.write(kernel_csv(display))
+        sys.stdout.write(kernel_csv(display, terminal=sys.stdout.isatty()))
     elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary
         write_lines(kernel_summary_lines(display), sys.stdout)
     else:

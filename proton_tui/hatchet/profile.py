@@ -40,13 +40,26 @@ class KernelStats:
     @property
     def avg(self) -> float | None:
         """Time (or cycles) per launch; None without launches (cycle captures record none)."""
-        return self.value / self.launches if self.launches else None
+        return exact_quotient(self.value, self.launches) if self.launches else None
 
     @property
     def gbps(self) -> float | None:
         """Bytes over the time of the instances that declared them (GB/s); None when none did (or for cycle
         captures)."""
         return self.bytes / self.bytes_value if self.bytes and self.bytes_value and self.unit == "ns" else None
+
+
+def exact_quotient(value: float, count: int) -> float:
+    """`value` / `count`, a whole integer where an integer divides exactly (so no digit of a large one is lost)."""
+    if isinstance(value, int) and value % count == 0:
+        return value // count
+    return value / count
+
+
+def ns_to_ms(value_ns: float) -> float:
+    """ns as ms: the float nearest the exact quotient (an integer divided by an integer is correctly rounded, so
+    39661509 ns is 39.661509, never 39.661508999999995)."""
+    return value_ns / 1_000_000
 
 
 def _largest_first(kernel: KernelStats) -> tuple[float, str]:
@@ -112,6 +125,11 @@ class Profile(DeviceFacts):
         return sum(compress(self.launches, self.is_kernel))
 
     @property
+    def recorded_launches(self) -> int | None:
+        """The kernel launches the capture records; None where it records none (an instrumentation tree)."""
+        return None if self.unit == "cycles" else self.kernel_launches
+
+    @property
     def kernel_count(self) -> int:
         """Distinct kernel names (without summing the kernel summary)."""
         if self._kernel_stats is not None:
@@ -143,14 +161,14 @@ class Profile(DeviceFacts):
         ):
             entry = by_name.get(name)
             if entry is None:
-                entry = by_name[name] = [0.0, 0, 0.0, set(), 0.0]
+                entry = by_name[name] = [0, 0, 0.0, set(), 0]  # whole numbers stay exact integers
             entry[0] += value
             entry[1] += launches
             if size:
                 entry[2] += size
                 entry[4] += value
             entry[3].add(device)
-            by_device[device] = by_device.get(device, 0.0) + value
+            by_device[device] = by_device.get(device, 0) + value
         stats = [KernelStats(name, v, n, b, tuple(sorted(d - {""})), self.unit, bv)
                  for name, (v, n, b, d, bv) in by_name.items()]
         stats.sort(key=_largest_first)
@@ -177,7 +195,7 @@ class Profile(DeviceFacts):
     def percent(self, value: float) -> float:
         """Share of the whole capture's total, also in a filtered subset."""
         total = self.total if self.reference_total is None else self.reference_total
-        return 100.0 * value / total if total else 0.0
+        return 100 * value / total if total else 0.0  # int / int: exact to the float, whatever their size
 
     def filtered(self, include: Callable[[str], bool] | None = None,
                  exclude: Callable[[str], bool] | None = None) -> Profile:
@@ -286,7 +304,7 @@ class Profile(DeviceFacts):
 
     def avg(self, node: int) -> float:
         launches = self.launches[node]
-        return self.inclusive[node] / launches if launches else 0.0
+        return exact_quotient(self.inclusive[node], launches) if launches else 0.0
 
     def ancestors(self, node: int) -> list[int]:
         """The node's parent, its parent's parent, … up to ROOT (nothing for ROOT): the one walk up the tree."""
@@ -308,11 +326,11 @@ class Profile(DeviceFacts):
     def metrics_summary(self) -> dict:
         """The keys downstream tools already read from a Proton run."""
         kernels = self.kernel_stats()
-        to_ms = 1e-6 if self.unit == "ns" else None
+        timed = self.unit == "ns"
         return {
-            "proton_kernel_count": self.kernel_launches,
-            "proton_gpu_time_ms": self.total * to_ms if to_ms else None,
-            "proton_top_kernel_ms": kernels[0].value * to_ms if kernels and to_ms else None,
+            "proton_kernel_count": self.recorded_launches,
+            "proton_gpu_time_ms": ns_to_ms(self.total) if timed else None,
+            "proton_top_kernel_ms": ns_to_ms(kernels[0].value) if kernels and timed else None,
             "proton_top_kernels": [k.name for k in kernels[:5]],
             "proton_artifact_dir": str(self.path.resolve().parent),
         }

@@ -3,7 +3,10 @@ on its own grafted under a node of the whole."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
+
+from proton_tui.hatchet.errors import CaptureError
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.profile import Profile
@@ -36,7 +39,7 @@ def with_inclusive(profile: Profile) -> Profile:
     """Fill inclusive value, launches and bytes: a node with its own value keeps it, others sum their children.
     Works on a forest too (the subtrees of a piece read on its own: roots with parent GRAFTED_PARENT)."""
     has_own, parents = profile.has_own, profile.parents
-    inclusive = list(profile.own)
+    inclusive = [value if own else 0 for value, own in zip(profile.own, has_own)]  # integers summed exactly
     # A scope's own launches or bytes (user scope metrics) would count its kernels twice.
     launches = [n if own else 0 for n, own in zip(profile.own_launches, has_own)]
     node_bytes = [b if own else 0.0 for b, own in zip(profile.own_bytes, has_own)]
@@ -53,6 +56,7 @@ def with_inclusive(profile: Profile) -> Profile:
         profile.is_kernel = [own and not under for own, under in zip(has_own, under_own)]
     else:  # no node with its own value has children: those nodes are the kernels
         profile.is_kernel = list(has_own)
+    _check_finite(profile, inclusive)
     profile.inclusive, profile.launches, profile.bytes = inclusive, launches, node_bytes
     profile.has_bytes = any(node_bytes)
     profile._kernel_stats = profile._device_totals = profile._empty = None
@@ -87,3 +91,11 @@ def graft(profile: Profile, part: Profile, at: int) -> None:
         profile.inclusive[node] += value
         profile.launches[node] += launches
         profile.bytes[node] += size
+    _check_finite(profile, [profile.inclusive[node] for node in chain])
+
+
+def _check_finite(profile: Profile, values: list[float]) -> None:
+    """Refuse sums a float cannot hold (values whose total is past 1.8e308): no number shown would be true."""
+    if any(isinstance(value, float) and not math.isfinite(value) for value in values):
+        raise CaptureError(f"{profile.path}: its {profile.unit} values sum past what a number can hold "
+                           "(the total is infinite)")

@@ -15,6 +15,7 @@ from proton_tui.view.formatting import (
     cycles_number,
     format_count,
     format_gbps,
+    format_mean,
     format_mhz,
     format_percent,
     format_value,
@@ -86,7 +87,7 @@ def node_details(display: Display, node: int) -> list[tuple[str, str]]:
     elif (numbers := scope_numbers(profile, node)) is not None:
         rows += cycle_rows(profile, numbers, profile.is_derived(node))
     if profile.launches[node]:
-        rows.append(("avg", format_value(profile.avg(node), unit)))
+        rows.append(("avg", format_mean(profile.inclusive[node], profile.launches[node], unit)))
     if profile.devices[node]:
         rows.append(("device", profile.devices[node]))
     if profile.gbps(node) is not None:
@@ -124,11 +125,11 @@ def kernel_details(display: Display, kernel: KernelStats) -> list[tuple[str, str
     rows += [
         ("time" if unit == "ns" else "cycles",
          f"{format_value(kernel.value, unit)} ({format_percent(profile.percent(kernel.value))} of the capture)"),
-        ("launches", format_count(kernel.launches)),
+        ("launches", format_count(None if unit == "cycles" else kernel.launches)),
         ("devices", ", ".join(kernel.devices) or "no device"),
     ]
     if kernel.avg is not None:
-        rows.insert(-1, ("avg", format_value(kernel.avg, unit)))
+        rows.insert(-1, ("avg", format_mean(kernel.value, kernel.launches, unit)))
     if kernel.gbps is not None:
         rows.append(("bandwidth", f"{format_gbps(kernel.gbps)} GB/s"))
     return rows

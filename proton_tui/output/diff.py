@@ -35,8 +35,8 @@ class KernelDiff:
     name: str
     value_a: float | None
     value_b: float | None
-    launches_a: int
-    launches_b: int
+    launches_a: int | None  # None where that side records no launches
+    launches_b: int | None
 
     @property
     def status(self) -> str:
@@ -91,8 +91,8 @@ def diff_profiles(a: Profile, b: Profile) -> ProfileDiff:
                 name=name,
                 value_a=in_a.value if in_a else None,
                 value_b=in_b.value if in_b else None,
-                launches_a=in_a.launches if in_a else 0,
-                launches_b=in_b.launches if in_b else 0,
+                launches_a=None if a.recorded_launches is None else in_a.launches if in_a else 0,
+                launches_b=None if b.recorded_launches is None else in_b.launches if in_b else 0,
             )
         )
     kernels.sort(key=lambda kernel: (-abs(kernel.delta), kernel.name))
@@ -106,7 +106,7 @@ def diff_columns(diff: ProfileDiff) -> list[Column]:
     largest = max([diff.a.total, diff.b.total] + [abs(k.delta) for k in diff.kernels], default=0.0)
     width = value_width(largest, unit)
     ratios = [len(format_ratio(r)) for r in [diff.ratio, *(k.ratio for k in diff.kernels)] if r is not None]
-    launches = len(format_count(max(diff.a.kernel_launches, diff.b.kernel_launches)))
+    launches = max(len(format_count(diff.a.recorded_launches)), len(format_count(diff.b.recorded_launches)))
     cols = [Column("a", f"{value} A", width), Column("b", f"{value} B", width), Column("delta", "delta", width + 1),
             Column("ratio", "ratio", max(ratios, default=4)), Column("launches_a", "launches A", launches),
             Column("launches_b", "launches B", launches)]
@@ -129,7 +129,7 @@ def total_cells(diff: ProfileDiff) -> list[str]:
     """The cells of the totals row, matching diff_columns."""
     unit = diff.unit
     return [format_value(diff.a.total, unit), format_value(diff.b.total, unit), format_delta(diff.delta, unit),
-            format_ratio(diff.ratio), format_count(diff.a.kernel_launches), format_count(diff.b.kernel_launches)]
+            format_ratio(diff.ratio), format_count(diff.a.recorded_launches), format_count(diff.b.recorded_launches)]
 
 
 DIFF_NAME_WIDTH = 80  # the widest kernel column of a text diff: every short C++ name fits (tests/unit/test_names.py)
@@ -164,7 +164,7 @@ def _side(profile: Profile) -> dict:
     return {
         "file": str(profile.path),
         "total": profile.total,
-        "kernel_launches": profile.kernel_launches,
+        "kernel_launches": profile.recorded_launches,
         "distinct_kernels": len(profile.kernel_stats()),
     }
 

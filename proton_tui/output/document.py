@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 import orjson
@@ -18,8 +19,12 @@ if TYPE_CHECKING:
 
 
 def json_text(document) -> str:
-    """A JSON document as every command prints it: indented, one trailing newline."""
-    return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+    """A JSON document as every command prints it: indented, one trailing newline. An integer past 64 bits (orjson
+    holds none) is written whole by the standard library's encoder, in the same layout."""
+    try:
+        return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:
+        return json.dumps(document, default=str, indent=2, ensure_ascii=False) + "\n"
 
 
 def kernel_records(display: Display) -> list[dict]:
@@ -33,7 +38,7 @@ def kernel_records(display: Display) -> list[dict]:
             "short_name": display.names.short(kernel.name),
             "full_name": display.names.full(kernel.name),
             "value": kernel.value,
-            "percent": round(profile.percent(kernel.value), 4),
+            "percent": profile.percent(kernel.value),
             "launches": None if profile.unit == "cycles" else kernel.launches,  # an instrumentation tree has none
             "avg": kernel.avg,
             "bytes": kernel.bytes or None,
@@ -52,12 +57,13 @@ def tree_records(display: Display) -> list[dict]:
         {
             "depth": profile.depths[node],
             "path": profile.path_of(node, display.names.exact),
+            "path_names": path_names(profile, node),
             "name": profile.names[node],
             "readable_name": display.names.readable_name(profile.names[node]),
             "short_name": display.names.short(profile.names[node]),
             "full_name": display.names.full(profile.names[node]),
             "value": profile.inclusive[node],
-            "percent": round(profile.percent(profile.inclusive[node]), 4),
+            "percent": profile.percent(profile.inclusive[node]),
             "launches": None if profile.unit == "cycles" else profile.launches[node],
             "avg": profile.avg(node) if profile.launches[node] else None,
             "gbps": profile.gbps(node),
@@ -66,6 +72,12 @@ def tree_records(display: Display) -> list[dict]:
         }
         for node in display.walk()
     ]
+
+
+def path_names(profile: Profile, node: int) -> list[str]:
+    """The node's exact names from the top level down (ROOT: none): one list per node, where two nodes can share a
+    `path` text (a frame named "a / b")."""
+    return [profile.names[step] for step in profile.lineage(node)]
 
 
 def json_unit(profile: Profile) -> str | None:
@@ -83,7 +95,7 @@ def summary_json(display: Display) -> dict:
         "unit": json_unit(profile),
         "empty": profile.is_empty,
         "total": profile.total,
-        "kernel_launches": profile.kernel_launches,
+        "kernel_launches": profile.recorded_launches,
         "distinct_kernels": profile.kernel_count,
         "devices": profile.device_names(),
         "device_totals": profile.device_totals(),
@@ -111,7 +123,8 @@ def instrumentation_record(display: Display) -> dict:
             continue
         sampled = sampled or numbers.sampling
         scopes.append({
-            "path": profile.path_of(node, display.names.exact), "name": profile.names[node],
+            "path": profile.path_of(node, display.names.exact), "path_names": path_names(profile, node),
+            "name": profile.names[node],
             "derived": profile.is_derived(node), "cycles": numbers.cycles, "normalized_cycles": numbers.normalized,
             "divisor": numbers.divisor, "per_warp": numbers.per_warp, "per_warp_per_launch": numbers.per_launch,
             "time_ns": numbers.time_ns, "clock_khz": numbers.clock_khz, "caution": numbers.caution,

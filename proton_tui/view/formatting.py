@@ -4,6 +4,7 @@ columns, each as wide as its widest cell can be, so no view ever cuts a digit.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from rich.cells import cell_len, set_cell_size
 
@@ -28,17 +29,40 @@ def format_value(value: float, unit: str) -> str:
     for scale, suffix in ((1e6, "µs"), (1e9, "ms")):
         if value < scale:
             return f"{value / scale * 1e3:.2f} {suffix}"
+    if isinstance(value, int) and value > FLOAT_EXACT:
+        return f"{_hundredths(value, 10**9)} s"
     return f"{value / 1e9:,.2f} s"
+
+
+def format_mean(value: float, count: int, unit: str) -> str:
+    """`value` / `count` as format_value writes it; a large integer's mean divided exactly (no float between)."""
+    if unit == "ns" and isinstance(value, int) and value > FLOAT_EXACT * count:
+        return f"{_hundredths(value, 10**9 * count)} s"
+    return format_value(value / count, unit)
+
+
+FLOAT_EXACT = 2**53  # the largest integer up to which every integer is a float: past it, integers are divided exactly
+
+
+def _hundredths(value: int, scale: int) -> str:
+    """`value` / `scale` with two decimals, computed on integers (rounded half to even, as a float's format)."""
+    whole, cents = divmod(round(Fraction(value * 100, scale)), 100)
+    return f"{whole:,}.{cents:02d}"
 
 
 def cycles_number(cycles: float) -> str:
     """Cycles without their unit: a count whole, a mean or a median between two warps with one decimal."""
+    if isinstance(cycles, int):
+        return f"{cycles:,}"
     return f"{cycles:,.0f}" if cycles == int(cycles) else f"{cycles:,.1f}"
 
 
 
-def format_count(count: int) -> str:
-    return f"{count:,}"
+NOT_RECORDED = "—"  # a count the capture does not record (an instrumentation tree's launches)
+
+
+def format_count(count: int | None) -> str:
+    return NOT_RECORDED if count is None else f"{count:,}"
 
 
 def counted(count: int, word: str, plural: str | None = None) -> str:
@@ -215,7 +239,7 @@ def node_cells(profile: Profile, node: int, bars: bool = False) -> list[str]:
         *([share_bar(share)] if bars else []),
         *(cycle_cells(profile, scope_numbers(profile, node)) if unit == "cycles" else [
             format_count(profile.launches[node]),
-            format_value(profile.avg(node), unit) if profile.launches[node] else ""]),
+            format_mean(profile.inclusive[node], profile.launches[node], unit) if profile.launches[node] else ""]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(profile.gbps(node)), format_percent(profile.peak_percent(node))]
@@ -234,7 +258,7 @@ def kernel_cells(profile: Profile, kernel: KernelStats, bars: bool = False) -> l
         *([share_bar(share)] if bars else []),
         *(cycle_cells(profile, kernel_numbers(profile, kernel.name)) if unit == "cycles" else [
             format_count(kernel.launches),
-            "" if kernel.avg is None else format_value(kernel.avg, unit)]),
+            "" if kernel.avg is None else format_mean(kernel.value, kernel.launches, unit)]),
     ]
     if profile.has_bytes:
         cells += [format_gbps(kernel.gbps), format_percent(profile.kernel_peak_percent(kernel))]

@@ -78,6 +78,13 @@ def test_csv_is_the_kernel_summary():
     assert times == sorted(times, reverse=True) and {row["unit"] for row in rows} == {"ns"}
 
 
+def test_csv_export_writes_what_csv_prints(tmp_path):
+    path = tmp_path / "k.csv"
+    result = run_cli("view", str(capture_path("gpt2_shadow")), "--csv", "--export", str(path))
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == run_cli("view", str(capture_path("gpt2_shadow")), "--csv").stdout
+
+
 def test_empty_capture_is_said_plainly():
     result = run_cli("view", str(capture_path("vecadd_instr")))
     assert result.returncode == 0
@@ -108,6 +115,7 @@ def test_bad_input_one_line_exit_2_no_traceback(case, write_capture):
         (["view", "FIXTURE", "--include", "("], "--include '(' is not a valid regular expression"),
         (["view", "FIXTURE", "--depth", "-1"], "--depth"),
         (["view", "FIXTURE", "--json", "--csv"], "exclusive"),
+        (["view", "FIXTURE", "--json", "--depth", "1"], "--depth and --threshold hide rows"),
         (["view", "FIXTURE", "--bogus"], "--bogus"),
         (["view"], "Missing argument"),
     ],
@@ -361,3 +369,40 @@ def test_the_kernel_summary_of_a_pytorch_capture_fits_200_columns():
     result = run_cli("view", str(capture_path("gpt2_shadow")), "--kernels")
     assert result.returncode == 0, result.stderr
     assert max(map(len, result.stdout.splitlines())) <= 200
+
+
+def test_a_non_finite_total_is_one_line_exit_2(write_capture):
+    path = write_capture([scope("ROOT", kernel("a", 1.7e308), kernel("b", 1.7e308)), {}])
+    for option in ("--plain", "--json"):
+        result = run_cli("view", str(path), option)
+        assert result.returncode == 2 and str(path) in result.stderr and "infinite" in result.stderr
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_json_and_csv_hold_integers_and_percent_exact(write_capture):
+    path = write_capture([scope("ROOT", kernel("a", 123456789012345678901234567890), kernel("b", 1), kernel("c", 2)),
+                          {}])
+    document = json.loads(run_cli("view", str(path), "--json").stdout)
+    assert document["total"] == 123456789012345678901234567893
+    shares = {row["name"]: row["percent"] for row in document["kernels"]}
+    assert shares["c"] == 100 * 2 / 123456789012345678901234567893
+    small = write_capture([scope("ROOT", kernel("a", 1), kernel("b", 2)), {}], name="small.hatchet")
+    rows = list(csv.DictReader(io.StringIO(run_cli("view", str(small), "--csv").stdout)))
+    assert {row["name"]: float(row["percent"]) for row in rows} == {"a": 100 / 3, "b": 200 / 3}
+
+
+def test_launches_a_cycle_capture_does_not_record_are_null_everywhere():
+    path = str(capture_path("instr_vecadd_3.7.1"))
+    document = json.loads(run_cli("view", path, "--json").stdout)
+    assert document["kernel_launches"] is None and document["metrics_summary"]["proton_kernel_count"] is None
+    assert {kernel["launches"] for kernel in document["kernels"]} == {None}
+    rows = list(csv.DictReader(io.StringIO(run_cli("view", path, "--csv").stdout)))
+    assert {row["launches"] for row in rows} == {""}
+
+
+def test_milliseconds_in_the_metrics_summary_are_the_exact_decimal():
+    document = json.loads(run_cli("view", str(capture_path("vecadd_hook")), "--json").stdout)
+    assert document["total"] == 39661509
+    assert repr(document["metrics_summary"]["proton_gpu_time_ms"]) == "39.661509"
+    top_ns = document["kernels"][0]["value"]
+    assert document["metrics_summary"]["proton_top_kernel_ms"] == top_ns / 10**6

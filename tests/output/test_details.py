@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from proton_tui.hatchet import load_profile
+from proton_tui.hatchet.errors import CaptureError
 from proton_tui.output.details import bandwidth_notes, details_text, header_line, node_details
 from proton_tui.output.text import kernel_summary_lines, tree_lines
 from proton_tui.view.display import Display
-from proton_tui.view.formatting import counted
+from proton_tui.view.formatting import counted, format_value
 from proton_tui.view.names import Names
 from tests.helpers import capture_path, kernel, scope
 
@@ -77,3 +80,32 @@ def test_details_show_the_short_full_and_raw_names_and_say_when_one_could_not_be
     assert "".join(rows["full"].split()) in "".join(text.split())  # wrapped, never cut
     unread = dict(node_details(display, profile.names.index(broken)))
     assert unread["name"] == broken and "could not read" in unread["raw"] and "full" not in unread
+
+
+HUGE_NS = 123456789012345678901234567890
+
+
+def test_integer_times_stay_exact_through_sums_and_the_formatter(write_capture):
+    path = write_capture([scope("ROOT", scope("s", kernel("a", HUGE_NS), kernel("b", 10))), {}])
+    profile = load_profile(path)
+    assert profile.total == HUGE_NS + 10 and profile.kernel_stats()[0].value == HUGE_NS
+    assert profile.device_totals() == {"CUDA:0": HUGE_NS + 10}
+    lines = list(tree_lines(Display(profile)))
+    assert "GPU time 123,456,789,012,345,678,901.23 s" in lines[0]
+    assert "61,728,394,506,172,839,450.62 s" in "\n".join(lines)  # (HUGE_NS + 10) / 2 launches, exact
+    assert format_value(10**40, "cycles") == f"{10**40:,} cyc"
+
+
+def test_a_total_past_the_largest_float_is_refused_naming_the_file(write_capture):
+    path = write_capture([scope("ROOT", kernel("a", 1.7e308), kernel("b", 1.7e308)), {}])
+    with pytest.raises(CaptureError) as caught:
+        load_profile(path)
+    assert str(path) in str(caught.value) and "infinite" in str(caught.value)
+
+
+def test_the_mean_of_a_large_integer_is_divided_exactly(write_capture):
+    path = write_capture([scope("ROOT", scope("s", kernel("a", HUGE_NS), kernel("b", 5))), {}])
+    display = Display(load_profile(path))
+    lines = "\n".join(tree_lines(display))
+    assert "61,728,394,506,172,839,450.62 s  └─ s" in lines  # (HUGE_NS + 5) / 2 = 61,728,394,506,172,839,450.617… s
+    assert "61,728,394,506,172,841,984" not in lines

@@ -219,3 +219,14 @@ def test_console_script_bad_input_is_one_line_exit_2(bad, console):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("proton-tui: error: ") and result.stderr.count("\n") == 1
     assert f"{bad}.hatchet" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_launches_a_cycle_capture_does_not_record_are_null_and_a_dash():
+    path = str(capture_path("instr_vecadd_3.7.1"))
+    comparison = diff_profiles(load_profile(path), load_profile(path))
+    assert {(kernel.launches_a, kernel.launches_b) for kernel in comparison.kernels} == {(None, None)}
+    document = diff_json(comparison)
+    assert document["a"]["kernel_launches"] is None and document["kernels"][0]["launches_a"] is None
+    rows = diff_text(comparison).splitlines()
+    total = next(line for line in rows if line.startswith("(total)"))
+    assert total.split()[-2:] == ["—", "—"]

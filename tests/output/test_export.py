@@ -181,3 +181,11 @@ def test_write_export_into_a_missing_folder_is_one_line(tmp_path):
     with pytest.raises(OSError) as caught:
         write_export(path, "{}\n")
     assert str(caught.value) == f"{path}: cannot write: No such file or directory"
+
+
+def test_json_rows_tell_apart_paths_that_read_alike(write_capture):
+    path = write_capture([scope("ROOT", scope("a / b", kernel("k", 10)), scope("a", scope("b", kernel("k", 20)))), {}])
+    rows = json.loads(export_text(Display(load_profile(path)), fmt="json"))["rows"]
+    kernels = [row for row in rows if row["name"] == "k"]
+    assert len({row["path"] for row in kernels}) == 1  # the text reads the same
+    assert sorted(row["path_names"] for row in kernels) == [["a", "b", "k"], ["a / b", "k"]]
