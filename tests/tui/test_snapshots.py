@@ -1,5 +1,7 @@
 """Snapshots of the main screens (pytest-textual-snapshot). Review changes with `pytest --snapshot-update`."""
 
+
+
 from __future__ import annotations
 
 import asyncio
@@ -37,62 +39,6 @@ def settle(*keys: str):
     return run_before
 
 
-def test_viewer_opens_on_the_top_levels(snap_compare):
-    assert snap_compare(viewer("gpt2_shadow"), run_before=settle(), terminal_size=SIZE)
-
-
-def test_viewer_expanded_with_details(snap_compare):
-    assert snap_compare(viewer("gpt2_shadow"), run_before=settle("e", "down", "down", "down"), terminal_size=SIZE)
-
-
-def test_kernel_summary(snap_compare):
-    assert snap_compare(viewer("gpt2_shadow"), run_before=settle("k"), terminal_size=SIZE)
-
-
-def test_bandwidth_columns_on_the_sample_capture(snap_compare):
-    assert snap_compare(viewer("sample"), run_before=settle("down"), terminal_size=SIZE)
-
-
-def test_multi_device_capture(snap_compare):
-    assert snap_compare(viewer("multigpu"), run_before=settle(), terminal_size=SIZE)
-
-
-def test_empty_capture(snap_compare):
-    assert snap_compare(viewer("vecadd_instr"), run_before=settle(), terminal_size=SIZE)
-
-
-def test_help(snap_compare):
-    assert snap_compare(viewer("vecadd_auto"), run_before=settle("f1"), terminal_size=SIZE)
-
-
-def test_filter_bar(snap_compare):
-    async def run_before(pilot) -> None:
-        await settle("f")(pilot)
-        field = pilot.app.screen.query_one("#include", Input)
-        field.value = "forward"
-        for _ in range(100):
-            if "backward" not in pilot.app.screen.query_one(ProfileTable).profile.names:
-                break
-            await asyncio.sleep(0.025)
-        await pilot.pause()
-
-    assert snap_compare(viewer("gpt2_shadow"), run_before=run_before, terminal_size=SIZE)
-
-
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
-def test_viewer_at_the_smallest_and_a_large_terminal(snap_compare, size):
-    """The sample capture expanded, a kernel selected: whole columns left out at 80 columns, the name keeping 30
-    cells or more, the key bar's most used keys and help always there."""
-    assert snap_compare(viewer("sample"), run_before=settle("e", "down"), terminal_size=size)
-
-
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
-def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(snap_compare, size):
-    assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)
-
-
-
-
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens on the 2×H200 box: its interpreter's probe answer, recorded there
     (tests/fixtures/h200_probe.json), stands for the probe, which would ask this machine's Python instead."""
@@ -111,13 +57,12 @@ def detected():
     return run_before
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
-def test_form_at_the_smallest_and_a_large_terminal(snap_compare, monkeypatch, tmp_path, size):
-    assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=detected(), terminal_size=size)
-
-
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
 THEMES = pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])  # the table and the form, both themes
+
+
 DARK = pytest.mark.parametrize("theme", ["textual-dark"])  # every other screen: the dark theme only
 
 
@@ -127,25 +72,6 @@ def themed(theme: str, *keys: str):
         await settle(*keys)(pilot)
 
     return run_before
-
-
-@SIZES
-@THEMES
-def test_table_with_share_bars(snap_compare, size, theme):
-    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down"), terminal_size=size)
-
-
-@SIZES
-@DARK
-def test_flame_view(snap_compare, size, theme):
-    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down", "down", "g"), terminal_size=size)
-
-
-@SIZES
-@DARK
-def test_flame_view_zoomed(snap_compare, size, theme):
-    keys = ("down", "down", "g", "right", "enter", "down")  # zoomed into forward, its largest kernel selected
-    assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, *keys), terminal_size=size)
 
 
 def stored_run(monkeypatch):
@@ -168,20 +94,6 @@ def on_the_run_screen(run, theme: str):
     return run_before
 
 
-@SIZES
-@DARK
-def test_run_screen(snap_compare, monkeypatch, size, theme):
-    run = stored_run(monkeypatch)
-    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_the_run_screen(run, theme), terminal_size=size)
-
-
-@SIZES
-@THEMES
-def test_form_themed(snap_compare, monkeypatch, tmp_path, size, theme):
-    assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=themed_after_detection(theme),
-                        terminal_size=size)
-
-
 def themed_after_detection(theme: str):
     async def run_before(pilot) -> None:
         pilot.app.theme = theme
@@ -199,61 +111,155 @@ def on_a_screen(make, theme: str):
     return run_before
 
 
-@SIZES
-@DARK
-def test_runs_list(snap_compare, monkeypatch, size, theme):
-    from proton_tui.tui.screens.runs import RunsScreen
+class TestProfileScreen:
+    """The profile screen: the table, the kernel summary, the flame view, the timelines."""
 
-    monkeypatch.chdir(FIXTURES)
-    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: RunsScreen([], Path("runs")),
-                                                                              theme), terminal_size=size)
+    def test_viewer_opens_on_the_top_levels(self, snap_compare):
+        assert snap_compare(viewer("gpt2_shadow"), run_before=settle(), terminal_size=SIZE)
+
+    def test_viewer_expanded_with_details(self, snap_compare):
+        assert snap_compare(viewer("gpt2_shadow"), run_before=settle("e", "down", "down", "down"), terminal_size=SIZE)
+
+    def test_kernel_summary(self, snap_compare):
+        assert snap_compare(viewer("gpt2_shadow"), run_before=settle("k"), terminal_size=SIZE)
+
+    def test_bandwidth_columns_on_the_sample_capture(self, snap_compare):
+        assert snap_compare(viewer("sample"), run_before=settle("down"), terminal_size=SIZE)
+
+    def test_multi_device_capture(self, snap_compare):
+        assert snap_compare(viewer("multigpu"), run_before=settle(), terminal_size=SIZE)
+
+    def test_empty_capture(self, snap_compare):
+        assert snap_compare(viewer("vecadd_instr"), run_before=settle(), terminal_size=SIZE)
+
+    def test_filter_bar(self, snap_compare):
+        async def run_before(pilot) -> None:
+            await settle("f")(pilot)
+            field = pilot.app.screen.query_one("#include", Input)
+            field.value = "forward"
+            for _ in range(100):
+                if "backward" not in pilot.app.screen.query_one(ProfileTable).profile.names:
+                    break
+                await asyncio.sleep(0.025)
+            await pilot.pause()
+
+        assert snap_compare(viewer("gpt2_shadow"), run_before=run_before, terminal_size=SIZE)
+
+    @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+    def test_viewer_at_the_smallest_and_a_large_terminal(self, snap_compare, size):
+        """The sample capture expanded, a kernel selected: whole columns left out at 80 columns, the name keeping 30
+        cells or more, the key bar's most used keys and help always there."""
+        assert snap_compare(viewer("sample"), run_before=settle("e", "down"), terminal_size=size)
+
+    @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+    def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(self, snap_compare, size):
+        assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)
+
+    @SIZES
+    @THEMES
+    def test_table_with_share_bars(self, snap_compare, size, theme):
+        assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down"), terminal_size=size)
+
+    @SIZES
+    @DARK
+    def test_flame_view(self, snap_compare, size, theme):
+        assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, "down", "down", "g"), terminal_size=size)
+
+    @SIZES
+    @DARK
+    def test_flame_view_zoomed(self, snap_compare, size, theme):
+        keys = ("down", "down", "g", "right", "enter", "down")  # zoomed into forward, its largest kernel selected
+        assert snap_compare(viewer("gpt2_shadow"), run_before=themed(theme, *keys), terminal_size=size)
+
+    @SIZES
+    @DARK
+    def test_timeline(self, snap_compare, size, theme):
+        app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
+        assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline
+
+    @SIZES
+    @DARK
+    def test_instrumentation_tree_of_a_sampled_run(self, snap_compare, size, theme, tmp_path):
+        """Per warp·launch and the time at the SM clock, the unattributed part, and the kernel scope's details."""
+        from proton_tui.hatchet import open_capture
+
+        capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
+        app = ProtonApp(open_capture(capture))
+        assert snap_compare(app, run_before=themed(theme, "e", "down", "down"), terminal_size=size)
+
+    @SIZES
+    @DARK
+    def test_warp_timeline(self, snap_compare, size, theme):
+        """An instrumentation trace: its first launch, the slowest warp of the kernel scope selected and its CTA open."""
+        app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))
+        assert snap_compare(app, run_before=themed(theme), terminal_size=size)
 
 
-@SIZES
-@DARK
-def test_check_screen(snap_compare, monkeypatch, size, theme):
-    from proton_tui.engine.history import stored_runs
-    from proton_tui.tui.screens.check import CheckScreen
+class TestHelp:
+    """The help dialog."""
 
-    monkeypatch.chdir(FIXTURES)
-    report = next(entry for entry in stored_runs(Path("runs")) if entry.kind == "check").check_report()
-    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
-                                                                              theme), terminal_size=size)
+    def test_help(self, snap_compare):
+        assert snap_compare(viewer("vecadd_auto"), run_before=settle("f1"), terminal_size=SIZE)
 
 
-@SIZES
-@DARK
-def test_gpu_check_with_a_likely_cause(snap_compare, size, theme):
-    """A 2xH200 check read back: the slow GPU selected, its likely cause and its NVML readings in the detail pane."""
-    from proton_tui.engine.history import stored_runs
-    from proton_tui.tui.screens.check import CheckScreen
+class TestFormScreen:
+    """The form, on the H200 recorded probe."""
 
-    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
-    assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
-                                                                              theme), terminal_size=size)
+    @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+    def test_form_at_the_smallest_and_a_large_terminal(self, snap_compare, monkeypatch, tmp_path, size):
+        assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=detected(), terminal_size=size)
 
-
-@SIZES
-@DARK
-def test_timeline(snap_compare, size, theme):
-    app = ProtonApp(load_profile(FIXTURES / "triton390_two_streams.chrome_trace"))
-    assert snap_compare(app, run_before=themed(theme, "down", "n"), terminal_size=size)  # opened on the timeline
+    @SIZES
+    @THEMES
+    def test_form_themed(self, snap_compare, monkeypatch, tmp_path, size, theme):
+        assert snap_compare(form_on_the_h200(monkeypatch, tmp_path), run_before=themed_after_detection(theme),
+                            terminal_size=size)
 
 
-@SIZES
-@DARK
-def test_instrumentation_tree_of_a_sampled_run(snap_compare, size, theme, tmp_path):
-    """Per warp·launch and the time at the SM clock, the unattributed part, and the kernel scope's details."""
-    from proton_tui.hatchet import open_capture
+class TestRunScreen:
+    """A finished run."""
 
-    capture = run_folder(tmp_path, "instr_vecadd_warps02_3.6.0", warps=[0, 2])
-    app = ProtonApp(open_capture(capture))
-    assert snap_compare(app, run_before=themed(theme, "e", "down", "down"), terminal_size=size)
+    @SIZES
+    @DARK
+    def test_run_screen(self, snap_compare, monkeypatch, size, theme):
+        run = stored_run(monkeypatch)
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_the_run_screen(run, theme), terminal_size=size)
 
 
-@SIZES
-@DARK
-def test_warp_timeline(snap_compare, size, theme):
-    """An instrumentation trace: its first launch, the slowest warp of the kernel scope selected and its CTA open."""
-    app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))
-    assert snap_compare(app, run_before=themed(theme), terminal_size=size)
+class TestRunsScreen:
+    """The runs list."""
+
+    @SIZES
+    @DARK
+    def test_runs_list(self, snap_compare, monkeypatch, size, theme):
+        from proton_tui.tui.screens.runs import RunsScreen
+
+        monkeypatch.chdir(FIXTURES)
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: RunsScreen([], Path("runs")),
+                                                                                  theme), terminal_size=size)
+
+
+class TestCheckScreen:
+    """The box check."""
+
+    @SIZES
+    @DARK
+    def test_check_screen(self, snap_compare, monkeypatch, size, theme):
+        from proton_tui.engine.history import stored_runs
+        from proton_tui.tui.screens.check import CheckScreen
+
+        monkeypatch.chdir(FIXTURES)
+        report = next(entry for entry in stored_runs(Path("runs")) if entry.kind == "check").check_report()
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
+                                                                                  theme), terminal_size=size)
+
+    @SIZES
+    @DARK
+    def test_gpu_check_with_a_likely_cause(self, snap_compare, size, theme):
+        """A 2xH200 check read back: the slow GPU selected, its likely cause and its NVML readings in the detail pane."""
+        from proton_tui.engine.history import stored_runs
+        from proton_tui.tui.screens.check import CheckScreen
+
+        (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
+                                                                                  theme), terminal_size=size)

@@ -2,6 +2,8 @@
 check, a matrix whose cells all failed (no driver), and the H200's (Triton 3.6.0), every cell proved. Review changes
 with `pytest --snapshot-update`."""
 
+
+
 from __future__ import annotations
 
 import pytest
@@ -14,6 +16,8 @@ from tests.helpers import FIXTURES
 from tests.tui.test_snapshots import H200_PYTHON, on_a_screen
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
 THEMES = pytest.mark.parametrize("theme", ["textual-dark"])  # the light theme: the table and the form (test_snapshots)
 
 
@@ -21,10 +25,13 @@ def stored(name: str) -> DoctorReport:
     return DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / f"{name}.json"))
 
 
-@SIZES
-@THEMES
-@pytest.mark.parametrize("name", ["no_gpu", "no_driver", "h200_triton360"])
-def test_doctor_screen(snap_compare, size, theme, name):
-    report = stored(name)
-    assert snap_compare(ProtonApp(python=H200_PYTHON),
-                        run_before=on_a_screen(lambda: DoctorScreen(finished=report), theme), terminal_size=size)
+class TestDoctorScreen:
+    """The doctor screen, read back from recorded reports."""
+
+    @SIZES
+    @THEMES
+    @pytest.mark.parametrize("name", ["no_gpu", "no_driver", "h200_triton360"])
+    def test_doctor_screen(self, snap_compare, size, theme, name):
+        report = stored(name)
+        assert snap_compare(ProtonApp(python=H200_PYTHON),
+                            run_before=on_a_screen(lambda: DoctorScreen(finished=report), theme), terminal_size=size)
