@@ -18,7 +18,9 @@ def size_text(size: int) -> str:
 
 # What a terminal must never be handed raw from a capture: C0 and C1 controls, DEL, and the bidi marks, embeddings,
 # overrides and isolates (they move the cursor, clear the screen, set the window title, colour or reverse text).
-CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A path's bytes that are not UTF-8 arrive as lone surrogates (U+DC80 to U+DCFF): they are written \xNN too.
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+NOT_UTF8 = re.compile("[\udc80-\udcff]")
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -40,7 +42,8 @@ def printable(text: str) -> str:
     return CONTROLS.sub(_escape, text)
 
 
-ESCAPE_STARTS = re.compile("[\x1b\x9b]")  # what begins a terminal's control sequence (ESC, and C1's CSI)
+# What begins a terminal's control sequence (ESC, and C1's CSI), and a path's bytes that are not UTF-8.
+ESCAPE_STARTS = re.compile("[\x1b\x9b\udc80-\udcff]")
 
 
 def without_escapes(text: str) -> str:
@@ -48,7 +51,15 @@ def without_escapes(text: str) -> str:
     return ESCAPE_STARTS.sub(_escape, text) if ESCAPE_STARTS.search(text) else text
 
 
+def path_text(path: str | os.PathLike) -> str:
+    """A path as JSON and exports carry it: exact, but for each byte that is not UTF-8, written ``\\xNN``."""
+    text = os.fspath(path)
+    return NOT_UTF8.sub(_escape, text) if NOT_UTF8.search(text) else text
+
+
 def _escape(match: re.Match) -> str:
     char = match.group()
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a path that is not UTF-8
+        return f"\\x{code - 0xDC00:02x}"
     return NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

@@ -51,6 +51,9 @@ def mapped(path: Path, settled: bool = False):
         again = None
         if data is None:
             data = handle.read()
+            if not before[0] and data:  # /proc, /sys: a size of 0 that reads as text
+                raise CaptureError(f"{path}: is a special file (its size says 0, yet it reads as text), not a capture "
+                                   "file")
             _check_unchanged(path, handle, before, len(data))
             again = _Reread(handle.fileno(), len(data), before, settled)  # meanwhile: read once more, to compare
         try:
@@ -190,7 +193,8 @@ def _check_content(path: Path, data) -> None:
     if not len(data) or re.match(rb"\s*\Z", data):
         raise CaptureError(f"{path}: empty file")
     if data[:2] == b"\x1f\x8b":
-        raise CaptureError(f"{path}: gzip-compressed: decompress it first (gunzip -k {path})")
+        how = "gunzip -c FILE | proton-tui view -" if path == STDIN else f"gunzip -k {path}"
+        raise CaptureError(f"{path}: gzip-compressed: decompress it first ({how})")
     if is_msgpack(data):
         return
     if b"\x00" in data[:65536]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proton_tui import JSON_SCHEMA
-from proton_tui.console import printable
+from proton_tui.console import path_text, printable
 from proton_tui.hatchet import Profile
 from proton_tui.view.formatting import (
     Column,
@@ -152,7 +152,7 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
 
 def _side(profile: Profile) -> dict:
     return {
-        "file": str(profile.path),
+        "file": path_text(profile.path),
         "total": profile.total,
         "kernel_launches": profile.kernel_launches,
         "distinct_kernels": len(profile.kernel_stats()),
