@@ -21,11 +21,13 @@ def size_text(size: int) -> str:
 # the screen, set the window title, colour text), and every invisible format character, line and paragraph
 # separator (Unicode categories Cf, Zl, Zp, as of Unicode 14: bidi marks, embeddings, overrides and isolates,
 # zero-width spaces and joiners, the byte-order mark, soft hyphen, tags), which reverse text or make two different
-# names look the same.
+# names look the same. A path's bytes that are not UTF-8 arrive as lone surrogates (U+DC80 to U+DCFF): they are
+# written \xNN too.
 CONTROLS = re.compile(
     "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\udc80-\udcff]")
+NOT_UTF8 = re.compile("[\udc80-\udcff]")
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -61,9 +63,17 @@ def printable(text: str) -> str:
     return CONTROLS.sub(_escape, text)
 
 
+def path_text(path: str | os.PathLike) -> str:
+    """A path as JSON and exports carry it: exact, but for each byte that is not UTF-8, written ``\\xNN``."""
+    text = os.fspath(path)
+    return NOT_UTF8.sub(_escape, text) if NOT_UTF8.search(text) else text
+
+
 def _escape(match: re.Match) -> str:
     char = match.group()
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a path that is not UTF-8
+        return f"\\x{code - 0xDC00:02x}"
     if char in NAMED_ESCAPES:
         return NAMED_ESCAPES[char]
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -35,6 +35,7 @@ MSGPACK_DOCUMENT = msgspec.msgpack.Decoder(tuple[Node, dict])  # .hatchet_msgpac
 NODES = msgspec.json.Decoder(list[Node])
 # Anything msgspec cannot take: the file is then read with orjson, whose path gives the one-line error.
 DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+DEEP_STACK_BYTES = 512 * 1024 * 1024  # the stack of the thread that decodes a deeply nested document
 
 
 def is_msgpack(data) -> bool:
@@ -70,7 +71,7 @@ def parse(path: Path, data):
 def _parse_msgpack(path: Path, data):
     try:
         with memoryview(data) as view:
-            return msgspec.msgpack.decode(view)
+            return deeply(msgspec.msgpack.decode, view)
     except RecursionError:
         raise CaptureError(f"{path}: MessagePack nested deeper than its decoder allows") from None
     except msgspec.DecodeError as error:
@@ -79,35 +80,53 @@ def _parse_msgpack(path: Path, data):
         raise CaptureError(f"{path}: not valid MessagePack: {error}") from None
 
 
-def _parse_deep(path: Path, data: bytes):
-    """Parse JSON nested deeper than orjson allows (deep python-context stacks).
+def decode_document(data):
+    """(tree, device_info) decoded into Structs from JSON or MessagePack, at any depth that fits in memory.
+    Raises one of DECODE_ERRORS."""
+    decoder = MSGPACK_DOCUMENT if is_msgpack(data) else DOCUMENT
+    with memoryview(data) as view:
+        try:
+            return decoder.decode(view)
+        except RecursionError:  # nested deeper than the default limit: again, with room for any depth
+            return deeply(decoder.decode, view)
 
-    The pure-Python scanner recurses in Python frames only, so a raised recursion limit on a thread with a large
-    stack copes with any depth that fits in memory.
-    """
-    decoder = json.JSONDecoder()
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+
+def deeply(function, *args):
+    """function(*args) on a thread with a large stack and a raised recursion limit, for documents nested deeper
+    than the interpreter's default allows (msgspec and the pure-Python JSON scanner count their levels against
+    it); its exception is raised here."""
     outcome: dict = {}
 
-    def parse() -> None:
+    def call() -> None:
         try:
-            outcome["value"] = decoder.decode(data.decode("utf-8", errors="replace"))
-        except (ValueError, RecursionError) as error:
+            outcome["value"] = function(*args)
+        except BaseException as error:  # noqa: BLE001 - raised again on the calling thread
             outcome["error"] = error
 
     old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
     sys.setrecursionlimit(max(old_limit, 2_000_000))
-    threading.stack_size(512 * 1024 * 1024)
+    threading.stack_size(DEEP_STACK_BYTES)
     try:
-        worker = threading.Thread(target=parse, name="deep-json")
+        worker = threading.Thread(target=call, name="deep-decode")
         worker.start()
         worker.join()
     finally:
         threading.stack_size(old_stack)
         sys.setrecursionlimit(old_limit)
     if "error" in outcome:
-        raise CaptureError(f"{path}: not valid JSON: {outcome['error']}")
+        raise outcome.pop("error")
     return outcome["value"]
+
+
+def _parse_deep(path: Path, data: bytes):
+    """Parse JSON nested deeper than orjson allows (deep python-context stacks): the pure-Python scanner recurses
+    in Python frames only, so under `deeply` it copes with any depth that fits in memory."""
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    try:
+        return deeply(decoder.decode, data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError) as error:
+        raise CaptureError(f"{path}: not valid JSON: {error}") from None
 
 
 def document_parts(path: Path, document, kind: str = "JSON list") -> tuple[object, dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,27 @@ class NodeError(Exception):
     """A node that is not what Proton writes; the message names the node."""
 
 
+SHOWN = reprlib.Repr()  # a value as an error line shows it: 3 levels, 4 items, 40 characters of a string
+SHOWN.maxlevel, SHOWN.maxlist, SHOWN.maxdict, SHOWN.maxstring, SHOWN.maxother = 3, 4, 4, 40, 40
+LONGEST_SHOWN = 60  # characters of a value an error line shows before it is cut
+
+
+def shown(value) -> str:
+    """A metric's value as an error line shows it: short, its nesting and length cut, and said when cut."""
+    text = SHOWN.repr(value)
+    if isinstance(value, str) and len(value) > LONGEST_SHOWN // 2:
+        return f"{text} (a string of {len(value):,} characters)"
+    if isinstance(value, (list, dict)):
+        if len(text) > LONGEST_SHOWN:
+            text = text[:LONGEST_SHOWN] + "…"
+        depth, inner = 1, value
+        while isinstance(inner, list) and inner and isinstance(inner[0], list) and depth <= 3:
+            depth, inner = depth + 1, inner[0]
+        nesting = " nested deeper than 3" if depth > 3 else ""
+        return f"{text} (a {type(value).__name__} of {len(value):,} items{nesting})"
+    return text
+
+
 def _check_metrics(metrics: dict) -> None:
     for key, value in metrics.items():
         kind = type(value)
@@ -41,11 +63,11 @@ def _check_metrics(metrics: dict) -> None:
             continue
         if key in DEVICE_ID_KEYS or key in DEVICE_TYPE_KEYS:
             if kind is not str:
-                raise NodeError(f"metric {key!r} is {value!r}, not a device name")
+                raise NodeError(f"metric {shown(key)} is {shown(value)}, not a device name")
         elif kind is float:
-            raise NodeError(f"metric {key!r} is {value!r}, not a finite number")
+            raise NodeError(f"metric {shown(key)} is {shown(value)}, not a finite number")
         elif not (kind is list and all(is_number(v) for v in value)):
-            raise NodeError(f"metric {key!r} is {value!r}, not a number")
+            raise NodeError(f"metric {shown(key)} is {shown(value)}, not a number")
 
 
 def _check_amounts(metrics: dict) -> None:
@@ -197,7 +219,7 @@ def _values(name: str, metrics: dict, parent: int, compact: bool, labels: dict[t
         if not is_root:
             _check_amounts(metrics)
     except NodeError as error:
-        raise NodeError(f"node {name!r}: {error}") from None
+        raise NodeError(f"node {shown(name)}: {error}") from None
     value = None if is_root else _first(metrics, COUNT_KEYS)
     count = int(value) if is_number(value) else 0
     device_id = _first(metrics, DEVICE_ID_KEYS)

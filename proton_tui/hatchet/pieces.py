@@ -11,7 +11,8 @@ document by moving its small tail (the closing brackets and device_info) up over
 from what is left. What is left at the end is parsed as the document; the pieces, whose nodes come last in
 pre-order, join it by appending (`profile.graft`), the last one cut first.
 
-The file is mapped privately (copy-on-write): the bytes written change this process's view only, never the file.
+The capture's copy (`source.Copy`) is mapped again privately (copy-on-write): the bytes written change that view
+only.
 Anything unexpected (another layout, a parse or validation error in a piece, pieces in different units) returns
 None and the caller reads the file whole, which also gives the canonical error message.
 """
@@ -48,7 +49,7 @@ def load_in_pieces(path: Path, data, show_internal: bool, piece_bytes: int | Non
     piece_bytes = piece_bytes or PIECE_BYTES
     if not isinstance(data, mmap.mmap) or len(data) < 2 * piece_bytes:
         return None
-    private = _private_map(path, data)
+    private = _private_map(data)
     if private is None:
         return None
     try:
@@ -124,19 +125,13 @@ def _drop_pages(private: mmap.mmap, start: int, end: int) -> None:
         private.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
-def _private_map(path: Path, data: mmap.mmap) -> mmap.mmap | None:
-    """The file mapped copy-on-write (bytes written change this process's view only, never the file), checked to
-    hold what `data` holds; None when that cannot be had."""
+def _private_map(data) -> mmap.mmap | None:
+    """The capture's copy mapped again copy-on-write (bytes written change this view only); None when that cannot
+    be had."""
     try:
-        with open(path, "rb") as handle:
-            private = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
-    except (OSError, ValueError):
+        return data.private()
+    except (AttributeError, OSError, ValueError):
         return None
-    ends = 65536
-    if len(private) != len(data) or private[:ends] != data[:ends] or private[-ends:] != data[-ends:]:
-        private.close()  # the file changed since it was mapped
-        return None
-    return private
 
 
 def find_cut(data, largest: int, limit: int | None = None) -> tuple[int, int, int] | None:

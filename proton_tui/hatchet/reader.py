@@ -11,8 +11,7 @@ from proton_tui.hatchet.chrome_trace import NotATrace, TraceError, decode_trace,
 from proton_tui.hatchet.cycles import facts_from_trace
 from proton_tui.hatchet.decode import (
     DECODE_ERRORS,
-    DOCUMENT,
-    MSGPACK_DOCUMENT,
+    decode_document,
     document_parts,
     is_msgpack,
     is_object,
@@ -45,8 +44,7 @@ def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
     if not is_msgpack(data) and is_object(data):
         return load_trace(path, data, show_internal, cancelled)
     try:
-        with memoryview(data) as view:
-            tree, device_info = (MSGPACK_DOCUMENT if is_msgpack(data) else DOCUMENT).decode(view)
+        tree, device_info = decode_document(data)
     except DECODE_ERRORS:
         return load_parsed(path, data, show_internal, cancelled)
     try:

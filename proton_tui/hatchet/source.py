@@ -1,6 +1,6 @@
-"""A capture's bytes: from a regular file (memory-mapped under a read lease, or read whole and compared with a
-second read) or from standard input; anything but a regular file is refused before it is opened, and a file
-written while it was read is reported, never read as neither version."""
+"""A capture's bytes: from a regular file (a large one copied into memory of its own under a read lease, a smaller
+one read whole and compared with a second read) or from standard input; anything but a regular file is refused
+before it is opened, and a file written while it was read is reported, never read as neither version."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from proton_tui.hatchet.decode import is_msgpack
 from proton_tui.hatchet.errors import CaptureError
 
 STDIN = Path("-")  # the capture is read from standard input
-# From this size a capture is memory-mapped and read in pieces (twice pieces.PIECE_BYTES); a smaller one is read into
-# memory at once, so a writer truncating it meanwhile cannot pull pages from under the reader.
+# From this size a capture is copied under a lease and read in pieces (twice pieces.PIECE_BYTES); a smaller one is
+# read into memory and read once more to compare.
 MAP_FROM_BYTES = 128_000_000
 SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
@@ -31,8 +31,8 @@ FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_IS
 
 @contextmanager
 def mapped(path: Path, settled: bool = False):
-    """The file's bytes, memory-mapped where possible: msgspec and orjson then read the page cache without a copy
-    (a 1 GB capture loads ~0.8 s sooner and ~1 GB smaller). `-` reads standard input to its end. Anything but a
+    """The file's bytes: a large file as a `Copy` (msgspec and orjson read its pages without a further copy), a
+    smaller one read into memory. `-` reads standard input to its end. Anything but a
     regular file is refused before it is opened (a FIFO without a writer would block). `settled`: no writer can be
     busy with the file (see `_Reread`)."""
     if path == STDIN:
@@ -47,10 +47,13 @@ def mapped(path: Path, settled: bool = False):
         raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
     with handle:
         before = _version(handle.fileno())
-        data, lease = _map(handle.fileno(), before[0])
+        data, lease = _copied(handle.fileno(), before[0])
         again = None
         if data is None:
             data = handle.read()
+            if not before[0] and data:  # /proc, /sys: a size of 0 that reads as text
+                raise CaptureError(f"{path}: is a special file (its size says 0, yet it reads as text), not a capture "
+                                   "file")
             _check_unchanged(path, handle, before, len(data))
             again = _Reread(handle.fileno(), len(data), before, settled)  # meanwhile: read once more, to compare
         try:
@@ -72,23 +75,55 @@ def mapped(path: Path, settled: bool = False):
                 again.join()
 
 
-def _map(fd: int, size: int) -> tuple[mmap.mmap | None, _ReadLease | None]:
-    """A file of at least MAP_FROM_BYTES mapped under a read lease, and the lease; (None, None) when it is smaller
-    or neither can be had (it is then read into memory)."""
-    if size < MAP_FROM_BYTES or (lease := _ReadLease.take(fd)) is None:
+class Copy(mmap.mmap):
+    """A large capture's bytes: a copy of the file in memory of this process's own (a memfd), mapped read-only.
+    Nothing can truncate it away, where a mapping of the file itself ends the process with SIGBUS when the file is
+    truncated while it is read; `private()` maps it again copy-on-write, for a reader that writes to its view."""
+
+    fd: int
+
+    def private(self) -> mmap.mmap:
+        return mmap.mmap(self.fd, 0, access=mmap.ACCESS_COPY)
+
+    def close(self) -> None:
+        super().close()
+        if getattr(self, "fd", -1) >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _copied(fd: int, size: int) -> tuple[Copy | None, _ReadLease | None]:
+    """A file of at least MAP_FROM_BYTES copied (by the kernel, page cache to memfd) under a read lease, so that a
+    writer opening it meanwhile waits, and the lease, held until the read is done; (None, None) when it is smaller,
+    no lease or memfd can be had, or it was not read whole (it is then read into memory and compared)."""
+    if size < MAP_FROM_BYTES or not hasattr(os, "memfd_create") or (lease := _ReadLease.take(fd)) is None:
         return None, None
     try:
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), lease
-    except (ValueError, OSError):
+        memfd = os.memfd_create("capture", os.MFD_CLOEXEC)
+    except OSError:
         lease.release()
         return None, None
+    try:
+        done = 0
+        while done < size and (count := os.sendfile(memfd, fd, done, size - done)):
+            done += count
+        if done != size:
+            raise OSError(errno.EIO, "short read")
+        copy = Copy(memfd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        os.close(memfd)
+        lease.release()
+        return None, None
+    copy.fd = memfd
+    return copy, lease
 
 
 class _ReadLease:
-    """A read lease on a mapped capture (Linux): a writer that opens the file meanwhile (Proton rewriting it in
-    place) waits until the lease is released, so the mapped pages cannot be truncated away under the read (which
-    would end the process with SIGBUS). Taken only where it can be: on the main thread (its SIGIO is caught there),
-    on a file nobody has open for writing, by its owner or root; otherwise the file is read into memory instead."""
+    """A read lease on a capture being read (Linux): a writer that opens the file meanwhile (Proton rewriting it in
+    place) waits until the read is done, or until the kernel breaks the lease (/proc/sys/fs/lease-break-time): the
+    read, of its own copy, then ends as a file changed while it was read. Taken only where it can be: on the main thread
+    (its SIGIO is caught there), on a file nobody has open for writing, by its owner or root; otherwise the file is
+    read into memory and compared instead."""
 
     def __init__(self, fd: int, previous) -> None:
         self.fd, self.previous = fd, previous
@@ -190,7 +225,8 @@ def _check_content(path: Path, data) -> None:
     if not len(data) or re.match(rb"\s*\Z", data):
         raise CaptureError(f"{path}: empty file")
     if data[:2] == b"\x1f\x8b":
-        raise CaptureError(f"{path}: gzip-compressed: decompress it first (gunzip -k {path})")
+        how = "gunzip -c FILE | proton-tui view -" if path == STDIN else f"gunzip -k {path}"
+        raise CaptureError(f"{path}: gzip-compressed: decompress it first ({how})")
     if is_msgpack(data):
         return
     if b"\x00" in data[:65536]:

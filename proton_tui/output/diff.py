@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.cells import cell_len
 
 from proton_tui import JSON_SCHEMA
-from proton_tui.console import printable
+from proton_tui.console import path_text, printable
 from proton_tui.hatchet import Profile
 from proton_tui.view.formatting import (
     Column,
@@ -162,7 +162,7 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
 
 def _side(profile: Profile) -> dict:
     return {
-        "file": str(profile.path),
+        "file": path_text(profile.path),
         "total": profile.total,
         "kernel_launches": profile.recorded_launches,
         "distinct_kernels": len(profile.kernel_stats()),

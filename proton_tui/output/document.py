@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from proton_tui import JSON_SCHEMA
+from proton_tui.console import path_text
 from proton_tui.hatchet import Profile
 from proton_tui.hatchet.cycles import scope_numbers
 from proton_tui.hatchet.profile import NO_UNIT
@@ -91,7 +92,7 @@ def summary_json(display: Display) -> dict:
     profile = display.profile
     return {
         "schema": JSON_SCHEMA,
-        "file": str(profile.path),
+        "file": path_text(profile.path),
         "unit": json_unit(profile),
         "empty": profile.is_empty,
         "total": profile.total,

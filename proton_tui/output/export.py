@@ -3,10 +3,13 @@ GitHub Markdown table. Writing never replaces an existing file."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 from proton_tui import JSON_SCHEMA
+from proton_tui.console import path_text
 from proton_tui.hatchet import Profile
 from proton_tui.output.csv_tables import kernel_csv, tree_csv
 from proton_tui.output.details import header_line
@@ -65,7 +68,7 @@ def export_text(display: Display, *, view: str = "tree", fmt: str) -> str:
     profile = display.profile
     if fmt == "json":
         records = tree_records(display) if view == "tree" else kernel_records(display)
-        document = {"schema": JSON_SCHEMA, "file": str(profile.path), "view": view, "unit": json_unit(profile),
+        document = {"schema": JSON_SCHEMA, "file": path_text(profile.path), "view": view, "unit": json_unit(profile),
                     "sort": display.sort.key, "descending": display.descending, "total": profile.total,
                     "rows": records}
         if view == "tree":
@@ -92,19 +95,35 @@ def fresh_path(folder: Path, stem: str, suffix: str) -> Path:
 
 
 def write_export(path: str | Path, text: str) -> Path:
-    """Write an export to a new file. Raises FileExistsError when the path exists (nothing is ever replaced) and
-    OSError for any other failure, each with a one-line message that names the path."""
+    """Write an export to a new file, whole or not at all: written to a hidden file beside it, then linked into
+    place, which fails rather than replace anything. Raises FileExistsError when the path exists and OSError for
+    any other failure, each with a one-line message that names the path."""
     path = Path(path)
+    shown = path_text(path)
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(f"{shown}: already exists; not overwritten")
     try:
-        handle = open(path, "x", encoding="utf-8", newline="")
-    except FileExistsError:
-        raise FileExistsError(f"{path}: already exists; not overwritten") from None
+        data = text.encode("utf-8")
+        handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False)
+    except UnicodeEncodeError as error:
+        raise OSError(f"{shown}: cannot write: the text is not UTF-8 ({error.reason})") from None
     except OSError as error:
-        raise OSError(f"{path}: cannot write: {error.strerror or error}") from None
+        raise OSError(f"{shown}: cannot write: {error.strerror or error}") from None
     try:
         with handle:
-            handle.write(text)
+            handle.write(data)
+        os.chmod(handle.name, 0o666 & ~_umask())
+        os.link(handle.name, path)
+    except FileExistsError:
+        raise FileExistsError(f"{shown}: already exists; not overwritten") from None
     except OSError as error:
-        path.unlink(missing_ok=True)  # created above, so ours: a half-written export goes too
-        raise OSError(f"{path}: cannot write: {error.strerror or error}") from None
+        raise OSError(f"{shown}: cannot write: {error.strerror or error}") from None
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -7,6 +7,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -230,3 +231,47 @@ def test_a_capture_written_while_the_viewer_reads_it(tmp_path, two_versions):
                 writer.join()
             term.kill()
     assert len(outcomes) == TRIES
+
+
+LEASE_BREAK = "/proc/sys/fs/lease-break-time"
+
+
+def _holds_lease(pid: int, inode: int) -> bool:
+    with open("/proc/locks") as locks:
+        return any("LEASE" in line and f":{inode} " in line + " " for line in locks)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(LEASE_BREAK, os.W_OK), reason="needs root: lease-break-time")
+def test_a_large_capture_truncated_after_its_lease_is_broken_is_reported_changed(tmp_path):
+    """A read of a large capture that outlasts the kernel's lease-break time (stopped here while another process
+    truncates the file) ends as a file changed while it was read, exit status 2, never a SIGBUS."""
+    path = tmp_path / "large.hatchet"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_capture.py"), "150000", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    os.rename(next(tmp_path.glob("proton_150000*.hatchet")), path)
+    assert path.stat().st_size >= 128_000_000
+    with open(LEASE_BREAK) as setting:
+        saved = setting.read()
+    reader = None
+    try:
+        with open(LEASE_BREAK, "w") as setting:
+            setting.write("1")
+        reader = subprocess.Popen([CLI, "view", str(path), "--json"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+        inode, deadline = path.stat().st_ino, time.monotonic() + 60
+        while not _holds_lease(reader.pid, inode):
+            assert reader.poll() is None and time.monotonic() < deadline, "the reader never took its lease"
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(reader.pid, signal.SIGSTOP)
+        subprocess.run([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"], check=True, timeout=30)
+        os.kill(reader.pid, signal.SIGCONT)
+        _, error = reader.communicate(timeout=120)
+    finally:
+        if reader is not None and reader.poll() is None:
+            os.kill(reader.pid, signal.SIGCONT)
+            reader.kill()
+        with open(LEASE_BREAK, "w") as setting:
+            setting.write(saved)
+    assert reader.returncode == 2, (reader.returncode, error[-300:])
+    assert error.decode().strip() == f"proton-tui: error: {path}: changed while it was read; open it again"

@@ -1,0 +1,152 @@
+"""Captures and paths at the edges: very deep trees, very long values, special files, paths that are not UTF-8."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import msgspec
+import pytest
+
+from proton_tui.hatchet import CaptureError, load_profile
+from tests.helpers import capture_path, kernel, scope
+
+CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+H200 = {"CUDA": {"0": {"arch": "90", "num_sms": 132}}}
+
+
+def run_cli(*args, stdin=subprocess.DEVNULL, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, timeout=120, stdin=stdin, cwd=cwd)
+
+
+def deep_document(depth: int, as_msgpack: bool) -> bytes:
+    """[tree, device_info] with `depth` scopes above one kernel, written level by level (the encoders recurse)."""
+    encode = msgspec.msgpack.encode if as_msgpack else json.dumps
+    leaf = kernel("leaf", 7, count=3)
+    opening, closing = [], []
+    for level in range(depth):
+        if as_msgpack:
+            opening.append(b"\x83" + b"".join(encode(part) for part in (
+                "frame", {"name": f"s{level}", "type": "function"}, "metrics", {}, "children")) + b"\x91")
+        else:
+            opening.append(f'{{"frame": {{"name": "s{level}", "type": "function"}}, "metrics": {{}}, "children": ['
+                           .encode())
+            closing.append(b"]}")
+    if as_msgpack:
+        return b"\x92" + b"".join(opening) + encode(leaf) + encode(H200)
+    return b"[" + b"".join(opening) + json.dumps(leaf).encode() + b"".join(closing) + b", " + \
+        json.dumps(H200).encode() + b"]"
+
+
+def test_a_5000_deep_tree_reads_the_same_as_json_and_as_messagepack(tmp_path):
+    as_json = tmp_path / "deep.hatchet"
+    as_json.write_bytes(deep_document(5000, as_msgpack=False))
+    as_msgpack = tmp_path / "deep.hatchet_msgpack"
+    as_msgpack.write_bytes(deep_document(5000, as_msgpack=True))
+    profiles = [load_profile(as_json), load_profile(as_msgpack)]
+    for profile in profiles:
+        assert profile.node_count == 5001 and profile.total == 7 and profile.kernel_launches == 3
+        assert profile.depths[-1] == 5000
+    assert profiles[0].names == profiles[1].names
+
+
+@pytest.mark.parametrize("suffix", ["hatchet", "hatchet_msgpack"])
+def test_a_metric_nested_1100_deep_is_named_in_one_short_line(tmp_path, suffix):
+    document = [scope("ROOT", kernel("k", 5, flops="NESTED")), H200]
+    if suffix.endswith("msgpack"):
+        data = msgspec.msgpack.encode(document).replace(msgspec.msgpack.encode("NESTED"), b"\x91" * 1100 + b"\x01")
+    else:
+        data = json.dumps(document).encode().replace(b'"NESTED"', b"[" * 1100 + b"1" + b"]" * 1100)
+    path = tmp_path / f"deep_metric.{suffix}"
+    path.write_bytes(data)
+    with pytest.raises(CaptureError) as caught:
+        load_profile(path)
+    message = str(caught.value)
+    assert "flops" in message and "\n" not in message and len(message) < 400, message
+
+
+def test_a_6_mb_metric_value_is_cut_in_the_error_line_with_its_length(tmp_path):
+    document = [scope("ROOT", kernel("k", 5, note="x" * 6_000_000)), H200]
+    path = tmp_path / "long.hatchet"
+    path.write_text(json.dumps(document))
+    result = run_cli("view", str(path), "--json")
+    assert result.returncode == 2
+    line = result.stderr.decode()
+    assert "note" in line and len(line) < 400 and line.count("\n") == 1, line[:500]
+    assert "6000000" in line.replace(",", "")  # the length of the value cut
+
+
+def test_a_proc_file_is_a_special_file_not_a_changing_capture():
+    result = run_cli("view", "/proc/self/status", "--json")
+    assert result.returncode == 2
+    line = result.stderr.decode()
+    assert "changed while it was read" not in line and "special file" in line, line
+
+
+def test_a_gzip_capture_on_stdin_gets_advice_that_works_for_stdin():
+    import gzip
+
+    packed = gzip.compress(capture_path("vecadd_auto").read_bytes())
+    result = run_cli("view", "-", "--json", stdin=None) if False else subprocess.run(
+        [CLI, "view", "-", "--json"], input=packed, capture_output=True, timeout=60)
+    assert result.returncode == 2
+    line = result.stderr.decode()
+    assert "gunzip -k -" not in line and "gunzip -c" in line and "| proton-tui view -" in line, line
+
+
+RAW_NAME = b"raw\xff\x9b31mX.hatchet"
+
+
+@pytest.fixture
+def raw_capture(tmp_path):
+    path = os.path.join(os.fsencode(tmp_path), RAW_NAME)
+    shutil.copyfile(capture_path("vecadd_auto"), path)
+    return path
+
+
+def test_a_path_that_is_not_utf8_is_carried_in_json_exactly(raw_capture):
+    result = run_cli("view", raw_capture, "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert os.fsencode(document["file"]).endswith(b"\xff\x9b31mX.hatchet") or \
+        document["file"].endswith("raw\\xff\\x9b31mX.hatchet"), document["file"]
+    assert b"Traceback" not in result.stderr
+
+
+def test_a_path_that_is_not_utf8_shows_printable_on_a_terminal(raw_capture):
+    result = run_cli("view", raw_capture, "--plain")
+    assert result.returncode == 0, result.stderr
+    assert b"\x9b" not in result.stdout and b"\xff" not in result.stdout
+    assert b"raw\\xff\\x9b31mX.hatchet" in result.stdout
+
+
+def test_a_diff_of_paths_that_are_not_utf8(raw_capture):
+    for flag in ("--json", "--plain"):
+        result = run_cli("diff", raw_capture, raw_capture, flag)
+        assert result.returncode == 0, result.stderr
+        assert b"\x9b" not in result.stdout and b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("suffix", ["json", "md", "csv"])
+def test_an_export_of_a_path_that_is_not_utf8_is_written_whole(raw_capture, tmp_path, suffix):
+    out = tmp_path / f"out.{suffix}"
+    result = run_cli("view", raw_capture, "--export", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 0 and b"\x9b" not in out.read_bytes()
+
+
+def test_a_failed_export_leaves_no_file(tmp_path):
+    from proton_tui.output.export import write_export
+
+    out = tmp_path / "out.md"
+    with pytest.raises(OSError):
+        write_export(out, "text \udcff\udc9b")  # not encodable
+    assert not out.exists()
+    write_export(out, "fine")
+    assert out.read_text() == "fine"
+    with pytest.raises(FileExistsError):
+        write_export(out, "again")
+    assert out.read_text() == "fine"
