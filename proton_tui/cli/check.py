@@ -47,7 +47,7 @@ def check(
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
     """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s, and a likely
-    cause for a slow GPU from NVML (pip install 'proton-tui[gpu]')."""
+    cause for a slow GPU from NVML (pip install 'proton-tui\\[gpu]')."""
     from proton_tui.engine.check import CheckError, format_report, plan_check
     from proton_tui.engine.params import ParamError
     from proton_tui.engine.probe import ProbeError

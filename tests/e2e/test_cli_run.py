@@ -43,6 +43,12 @@ def only_run(output: Path) -> Path:
     (["--name", "a/b"], "--name: 'a/b' must be letters"),
     (["--python", "/no/such/python"], "interpreter '/no/such/python' not found"),
     (["--bogus"], "No such option: --bogus"),
+    (["--block-size", "2^40"], "--block-size: 1099511627776 is more than 1048576 (Triton's largest tensor"),
+    (["--block-size", "2^21"], "--block-size: 2097152 is more than 1048576"),
+    (["--size", "2^31"], "--size: 2147483648 is out of range 1..2147483647"),
+    (["--iters", "2^64"], "--iters: 18446744073709551616 is more than 2147483647"),
+    (["--timeout", "1e400"], "--timeout: '1e400' is not a finite number of seconds"),
+    (["--buffer-size", "2^40"], "--buffer-size: 1099511627776 is more than 1073741824"),
 ])
 def test_bad_flags_exit_2_with_one_line(args, message, tmp_path):
     result = invoke(*args, output=tmp_path / "runs")
@@ -244,3 +250,18 @@ def test_run_help_shows_the_parameter_tables_defaults_and_choices():
             assert f"[default: {param.default}]" in text, flag
         for choice in param.choices:
             assert re.search(rf"\b{choice}\b", text), (flag, choice)
+
+
+@pytest.mark.parametrize("command", ["check", "run", "doctor"])
+def test_help_shows_brackets_as_written(command):
+    """Help text is plain text: `proton-tui[gpu]` keeps its brackets (no markup eats them)."""
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    if command == "check":
+        assert "(pip install 'proton-tui[gpu]')" in result.output
+    assert "Usage:" in result.output
+
+
+def test_check_bounds_its_counts_as_run_does(tmp_path):
+    result = CliRunner().invoke(app, ["check", "--cpu", "--iters", "2^64", "--output", str(tmp_path)])
+    assert result.exit_code == 2 and "--iters: 18446744073709551616 is more than 2147483647" in result.stderr
