@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO, TypeVar
 
 import typer
 
-from proton_tui.console import error_line
+from proton_tui.console import error_line, printable
 from proton_tui.engine.params import PARAMS
 
 if TYPE_CHECKING:
@@ -39,6 +39,20 @@ RawNamesOption = Annotated[bool, typer.Option(
 FLAG_LABELS = {"include": "--include", "exclude": "--exclude", "threshold": "--threshold", "depth": "--depth"}
 
 
+def shown(text: str) -> str:
+    """Text as the command line prints it for people: each line printable (`printable`: a path, a command line or
+    a message from a payload never moves the cursor or renames the terminal), its newlines kept. JSON is printed
+    exact instead."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Write `text` as `shown` has it on `stream` (stderr unless given) and flush."""
+    stream = sys.stderr if stream is None else stream
+    stream.write(shown(text))
+    stream.flush()
+
+
 def fail(message: str) -> NoReturn:
     """Print a one-line error and exit with code 2."""
     typer.echo(error_line(message), err=True)
@@ -63,7 +77,7 @@ def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoR
 
         sys.stdout.write(json_text(report.to_json()))
     else:
-        sys.stdout.write(text_of(report))
+        sys.stdout.write(shown(text_of(report)))
     sys.stdout.flush()
     raise typer.Exit(report.exit_code)
 

@@ -9,7 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import (
+    ExcludeOption,
+    IncludeOption,
+    RawNamesOption,
+    fail,
+    load,
+    names_for,
+    shown,
+    view_filter,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,4 +52,4 @@ def diff(
     if as_json:
         sys.stdout.write(json_text(diff_json(comparison, limit, names)))
     else:
-        sys.stdout.write(diff_text(comparison, limit, names))
+        sys.stdout.write(shown(diff_text(comparison, limit, names)))

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, view_filter
+from proton_tui.cli.common import ExcludeOption, IncludeOption, RawNamesOption, fail, load, names_for, say, view_filter
 
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 
@@ -70,7 +70,7 @@ def view(
             fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
-        typer.echo(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…", err=True)
+        say(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…\n")
     profile = load(file, show_internal, clock_khz)
     names = names_for([profile], raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
@@ -83,7 +83,7 @@ def view(
             write_export(export, export_text(display, view=view_name, fmt=format_for_path(export)))
         except (OSError, ValueError) as error:
             fail(str(error))
-        typer.echo(f"wrote the {view_name} view to {export}", err=True)
+        say(f"wrote the {view_name} view to {export}\n")
         return
     if as_json:
         sys.stdout.write(report.json_text(report.summary_json(display)))

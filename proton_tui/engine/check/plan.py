@@ -10,7 +10,15 @@ from pathlib import Path
 
 from proton_tui.engine.command import device_env
 from proton_tui.engine.job import JobPlan
-from proton_tui.engine.params import MAX_ITERS, ParamError, RunParams, parse_count, parse_size, parse_timeout, whole_number
+from proton_tui.engine.params import (
+    MAX_ITERS,
+    ParamError,
+    RunParams,
+    parse_count,
+    parse_size,
+    parse_timeout,
+    whole_number,
+)
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
 from proton_tui.engine.rules import Finding, check_rules, resolve_backend, version_between
