@@ -71,7 +71,9 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
 
 
 def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoReturn:
-    """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code."""
+    """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code (1
+    rather than 0 when a file of it could not be written, each said on stderr in one line)."""
+    unwritten(report.unwritten)
     if as_json:
         from proton_tui.report import json_text
 
@@ -79,7 +81,13 @@ def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoR
     else:
         sys.stdout.write(shown(text_of(report)))
     sys.stdout.flush()
-    raise typer.Exit(report.exit_code)
+    raise typer.Exit(report.exit_code or (1 if report.unwritten else 0))
+
+
+def unwritten(lines: list[str] | tuple[str, ...]) -> None:
+    """One error line on stderr for each file a command could not write whole."""
+    for line in lines:
+        typer.echo(error_line(line), err=True)
 
 
 def writable_output(output: Path) -> Path:

@@ -18,6 +18,7 @@ from proton_tui.cli.common import (
     names_for,
     run_until_signalled,
     say,
+    unwritten,
     writable_output,
 )
 from proton_tui.engine.params import PARAMS
@@ -96,8 +97,9 @@ def run(
         raise typer.Exit(plan.refusal.exit_code)
     writable_output(params.output)
     result = _execute(plan, stream=sys.stderr if as_json else sys.stdout)
+    unwritten(result.unwritten)
     _report(result, as_json)
-    raise typer.Exit(result.verdict.exit_code)
+    raise typer.Exit(result.verdict.exit_code or (1 if result.unwritten else 0))
 
 
 def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
