@@ -10,7 +10,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
+from proton_tui.cli.common import (
+    OutputOption,
+    PythonOption,
+    fail,
+    print_report,
+    run_until_signalled,
+    say,
+    writable_output,
+)
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 
 
@@ -47,7 +55,7 @@ def check(
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
     """Run the payload on every visible GPU in parallel and compare them: PASS/FAIL, kernel time, GB/s, and a likely
-    cause for a slow GPU from NVML (pip install 'proton-tui[gpu]')."""
+    cause for a slow GPU from NVML (pip install 'proton-tui\\[gpu]')."""
     from proton_tui.engine.check import CheckError, format_report, plan_check
     from proton_tui.engine.params import ParamError
     from proton_tui.engine.probe import ProbeError
@@ -59,7 +67,7 @@ def check(
     except (ParamError, ProbeError, CheckError, FileNotFoundError) as error:
         fail(str(error))
     for warning in plan.warnings:
-        typer.echo(f"proton-tui: warning: {warning}", err=True)
+        say(f"proton-tui: warning: {warning}\n")
     writable_output(output)
     print_report(_execute(plan), format_report, as_json)
 
@@ -74,16 +82,13 @@ def _execute(plan):
     err = sys.stderr
 
     def show_start(slot, run_dir: Path, command) -> None:
-        err.write(f"[{slot.label:>{width}}] $ {command.display()}\n")
-        err.flush()
+        say(f"[{slot.label:>{width}}] $ {command.display()}\n", err)
 
     def show_lines(slot, lines: list[str]) -> None:
-        err.write("".join(f"[{slot.label:>{width}}] {line}\n" for line in lines))
-        err.flush()
+        say("".join(f"[{slot.label:>{width}}] {line}\n" for line in lines), err)
 
     def show_done(row) -> None:
-        err.write(f"[{row.label:>{width}}] {row.verdict} ({row.wall_s or 0.0:.1f} s)\n")
-        err.flush()
+        say(f"[{row.label:>{width}}] {row.verdict} ({row.wall_s or 0.0:.1f} s)\n", err)
 
     return run_until_signalled(
         lambda stop: execute_check(plan, on_lines=show_lines, on_start=show_start, on_done=show_done, stop=stop)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO, TypeVar
 
 import typer
 
-from proton_tui.console import error_line
+from proton_tui.console import error_line, printable
 from proton_tui.engine.params import PARAMS
 
 if TYPE_CHECKING:
@@ -42,6 +42,20 @@ NamesOption = Annotated[Optional[str], typer.Option(
 FLAG_LABELS = {"include": "--include", "exclude": "--exclude", "threshold": "--threshold", "depth": "--depth"}
 
 
+def shown(text: str) -> str:
+    """Text as the command line prints it for people: each line printable (`printable`: a path, a command line or
+    a message from a payload never moves the cursor or renames the terminal), its newlines kept. JSON is printed
+    exact instead."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Write `text` as `shown` has it on `stream` (stderr unless given) and flush."""
+    stream = sys.stderr if stream is None else stream
+    stream.write(shown(text))
+    stream.flush()
+
+
 def fail(message: str) -> NoReturn:
     """Print a one-line error and exit with code 2."""
     typer.echo(error_line(message), err=True)
@@ -60,15 +74,23 @@ def view_filter(include: str | None = None, exclude: str | None = None, threshol
 
 
 def print_report(report, text_of: Callable[[object], str], as_json: bool) -> NoReturn:
-    """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code."""
+    """A finished check's or doctor's report on stdout, as JSON or as `text_of` writes it; exit with its code (1
+    rather than 0 when a file of it could not be written, each said on stderr in one line)."""
+    unwritten(report.unwritten)
     if as_json:
         from proton_tui.output.document import json_text
 
         sys.stdout.write(json_text(report.to_json()))
     else:
-        sys.stdout.write(text_of(report))
+        sys.stdout.write(shown(text_of(report)))
     sys.stdout.flush()
-    raise typer.Exit(report.exit_code)
+    raise typer.Exit(report.exit_code or (1 if report.unwritten else 0))
+
+
+def unwritten(lines: list[str] | tuple[str, ...]) -> None:
+    """One error line on stderr for each file a command could not write whole."""
+    for line in lines:
+        typer.echo(error_line(line), err=True)
 
 
 def writable_output(output: Path) -> Path:

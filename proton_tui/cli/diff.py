@@ -17,6 +17,7 @@ from proton_tui.cli.common import (
     fail,
     load,
     names_for,
+    shown,
     view_filter,
 )
 
@@ -53,4 +54,4 @@ def diff(
     if as_json:
         sys.stdout.write(json_text(diff_json(comparison, limit, names)))
     else:
-        sys.stdout.write(diff_text(comparison, limit, names))
+        sys.stdout.write(shown(diff_text(comparison, limit, names)))

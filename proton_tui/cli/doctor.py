@@ -12,7 +12,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from proton_tui.cli.common import OutputOption, PythonOption, fail, print_report, run_until_signalled, writable_output
+from proton_tui.cli.common import (
+    OutputOption,
+    PythonOption,
+    fail,
+    print_report,
+    run_until_signalled,
+    say,
+    writable_output,
+)
 
 HELP = """Check the Triton/Proton stack of the workload's interpreter: the facts that decide whether Proton works
 (GPU, driver, CUPTI/roctracer/rocprofiler libraries, counters restricted to admins, *_VISIBLE_DEVICES, the probe's
@@ -68,18 +76,16 @@ def doctor(
 def _execute(plan):
     """Run the cells on a fresh event loop, a line on stderr as each starts and ends; Ctrl-C (or SIGTERM) ends every
     run's process group."""
-    from proton_tui.console import printable
     from proton_tui.engine.doctor import execute_doctor
 
     err = sys.stderr
     running = sum(cell.expected == "works" for cell in plan.cells)
     where = f"GPU {plan.gpu}" if plan.has_gpu else "the Triton interpreter (no GPU)"
-    err.write(f"doctor: {running} of {len(plan.cells)} cells to run on {where}, {plan.jobs} at once\n")
+    say(f"doctor: {running} of {len(plan.cells)} cells to run on {where}, {plan.jobs} at once\n", err)
     done = 0
 
     def show_start(cell, run_dir: Path, command) -> None:
-        err.write(printable(f"[{cell.key}] $ {command.display()}") + "\n")
-        err.flush()
+        say(f"[{cell.key}] $ {command.display()}\n", err)
 
     def show_done(result) -> None:
         nonlocal done
@@ -87,7 +93,6 @@ def _execute(plan):
             return
         done += 1
         wall = f" ({result.wall_s:.1f} s)" if result.wall_s is not None else ""
-        err.write(f"[{done}/{running}] {result.cell.key}: {result.proved}{wall}\n")
-        err.flush()
+        say(f"[{done}/{running}] {result.cell.key}: {result.proved}{wall}\n", err)
 
     return run_until_signalled(lambda stop: execute_doctor(plan, on_start=show_start, on_done=show_done, stop=stop))

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Optional, TextIO
 import typer
 from typer.models import OptionInfo
 
-from proton_tui.cli.common import OutputOption, PythonOption, fail, names_for, run_until_signalled, writable_output
+from proton_tui.cli.common import (
+    OutputOption,
+    PythonOption,
+    fail,
+    names_for,
+    run_until_signalled,
+    say,
+    unwritten,
+    writable_output,
+)
 from proton_tui.engine.params import PARAMS
 
 if TYPE_CHECKING:
@@ -77,19 +86,20 @@ def run(
         given = {field for field, value in (("size", size), ("iters", iters)) if value is not None}
         if (sized := interpreter_sized(params, plan.info.gpu_vendor, given)) != params:
             params, plan = sized, plan_run(sized)
-            typer.echo(f"proton-tui: note: no GPU: the payload runs through the Triton interpreter at "
-                       f"{params.size:,} elements × {params.iters} launches (--size, --iters: larger sizes take "
-                       "the interpreter tens of seconds)", err=True)
+            say(f"proton-tui: note: no GPU: the payload runs through the Triton interpreter at {params.size:,} "
+                f"elements × {params.iters} launches (--size, --iters: larger sizes take the interpreter tens of "
+                "seconds)\n")
     except (ParamError, ProbeError, FileNotFoundError) as error:
         fail(str(error))
     for finding in plan.findings:  # refusals come first
-        typer.echo(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}", err=True)
+        say(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}\n")
     if plan.refusal:
         raise typer.Exit(plan.refusal.exit_code)
     writable_output(params.output)
     result = _execute(plan, stream=sys.stderr if as_json else sys.stdout)
+    unwritten(result.unwritten)
     _report(result, as_json)
-    raise typer.Exit(result.verdict.exit_code)
+    raise typer.Exit(result.verdict.exit_code or (1 if result.unwritten else 0))
 
 
 def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
@@ -97,12 +107,10 @@ def _execute(plan: RunPlan, stream: TextIO) -> RunResult:
     from proton_tui.engine.session import execute_run
 
     def show_start(run_dir: Path, command: Command) -> None:
-        stream.write(f"$ {command.display()}\n")
-        stream.flush()
+        say(f"$ {command.display()}\n", stream)
 
     def show_lines(lines: list[str]) -> None:
-        stream.write("".join(line + "\n" for line in lines))
-        stream.flush()
+        say("".join(line + "\n" for line in lines), stream)
 
     return run_until_signalled(lambda stop: execute_run(plan, show_lines, stop=stop, on_start=show_start))
 
@@ -113,18 +121,17 @@ def _report(result: RunResult, as_json: bool) -> None:
     from proton_tui.engine.session import pinned_text
 
     verdict = result.verdict
-    out.write(f"\nverdict: {verdict.message}\n")
-    out.writelines(f"hint: {hint}\n" for hint in verdict.hints)
-    out.write(f"run folder: {result.run_dir}\n")
+    lines = [f"\nverdict: {verdict.message}", *(f"hint: {hint}" for hint in verdict.hints),
+             f"run folder: {result.run_dir}"]
     if pinned := pinned_text(result.record):
-        out.write(f"device: {pinned}\n")
+        lines.append(f"device: {pinned}")
+    say("\n".join(lines) + "\n", out)
     if result.profile is not None and not result.profile.is_empty:
         from proton_tui.output.text import kernel_summary_text
         from proton_tui.view.display import Display
 
         display = Display(result.profile, names_for([result.profile], raw=False))
-        out.write("\n" + kernel_summary_text(display, limit=KERNEL_ROWS))
-    out.flush()
+        say("\n" + kernel_summary_text(display, limit=KERNEL_ROWS), out)
     if as_json:
         import msgspec
 

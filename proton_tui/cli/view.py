@@ -17,6 +17,7 @@ from proton_tui.cli.common import (
     fail,
     load,
     names_for,
+    say,
     view_filter,
 )
 
@@ -60,7 +61,7 @@ def view(
     ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
-    from proton_tui.console import printable, size_text
+    from proton_tui.console import size_text
     from proton_tui.output.csv_tables import kernel_csv
     from proton_tui.output.document import json_text, summary_json
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
@@ -83,7 +84,7 @@ def view(
             fail(error)
         return
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
-        typer.echo(printable(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…"), err=True)
+        say(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…\n")
     profile = load(file, show_internal, clock_khz)
     names = names_for([profile], names_form, raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
@@ -96,7 +97,7 @@ def view(
             write_export(export, export_text(display, view=view_name, fmt=format_for_path(export)))
         except (OSError, ValueError) as error:
             fail(str(error))
-        typer.echo(printable(f"wrote the {view_name} view to {export}"), err=True)
+        say(f"wrote the {view_name} view to {export}\n")
         return
     if as_json:
         sys.stdout.write(json_text(summary_json(display)))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from proton_tui.engine.probe import InterpreterInfo
-from proton_tui.records import Outcome, RowVerdict, row_verdict  # noqa: F401  (the job's vocabulary)
+from proton_tui.records import Outcome, RowVerdict, UnwrittenError, row_verdict  # noqa: F401  (the job's vocabulary)
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class JobPlan:
 
 
 class JobReport(Protocol):
+    unwritten: list[str]
+
     @property
     def exit_code(self) -> int: ...
 
@@ -63,6 +65,10 @@ ReportT = TypeVar("ReportT", bound=JobReport)
 
 
 def report(result: ReportT, path: Path, write: Callable[[Path, ReportT], None]) -> ReportT:
-    """The job's last step: its record written at ``path`` (whole or not at all), the report returned."""
-    write(path, result)
+    """The job's last step: its record written at ``path`` (whole or not at all: one line in ``unwritten`` when it
+    cannot be), the report returned."""
+    try:
+        write(path, result)
+    except UnwrittenError as error:
+        result.unwritten.append(str(error))
     return result

@@ -3,6 +3,7 @@ which `RunParams`, the options of `proton-tui run` and the fields of the form al
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable, Collection
@@ -23,6 +24,8 @@ GRANULARITIES = ("warp", "cta", "warp_2", "warp_4", "warp_8", "warp_group", "war
                  "warp_group_8")
 SUFFIXES = {"trace": ".chrome_trace", "hatchet": ".hatchet", "hatchet_msgpack": ".hatchet_msgpack"}
 MAX_SIZE = 2**31 - 1  # the kernel's offsets are int32
+MAX_BLOCK_SIZE = 2**20  # Triton's largest tensor (triton.language.TRITON_MAX_TENSOR_NUMEL), which tl.arange makes
+MAX_ITERS = 2**31 - 1  # launches of one run, kept to the int32 range the other counts have
 MAX_BUFFER_SIZE = 2**30  # the largest power of two Proton's compiler pass takes (2^31 raised a TypeError there)
 SIZE_SUFFIXES = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -61,13 +64,17 @@ def _parse_count(text: str) -> int | None:
     return None
 
 
-def parse_count(flag: str, text: str | int, *, power_of_two: bool = False) -> int:
-    """A positive integer option (``--iters``, ``--block-size``), optionally a power of two."""
+def parse_count(flag: str, text: str | int, *, power_of_two: bool = False, most: int = MAX_SIZE,
+                why: str = "a 32-bit integer") -> int:
+    """A positive integer option (``--iters``, ``--block-size``) of at most `most` (`why` says whose limit),
+    optionally a power of two."""
     value = _parse_count(str(text).strip().replace("_", ""))
     if value is None or value < 1:
         raise ParamError(flag, f"{text!r} is not a positive integer")
     if power_of_two and value & (value - 1):
         raise ParamError(flag, f"{value} is not a power of two (tl.arange requires one)")
+    if value > most:
+        raise ParamError(flag, f"{value} is more than {most} ({why})")
     return value
 
 
@@ -125,6 +132,8 @@ def parse_timeout(text: str | float | None) -> float | None:
         value = float(text)
     except ValueError:
         raise ParamError("--timeout", f"{text!r} is not a number of seconds") from None
+    if math.isinf(value):
+        raise ParamError("--timeout", f"{text!r} is not a finite number of seconds (0: no limit)")
     if not value > 0:
         raise ParamError("--timeout", f"{text!r} must be positive")
     return value
@@ -214,9 +223,11 @@ PARAMS: dict[str, Param] = {param.field: param for param in (  # in the order Ru
           parse=parse_size, interpreter_default=CPU_SIZE),
     Param("iters", "--iters", GPU_ITERS, "Timed launches after the first (compile) launch", "Iterations",
           "timed launches after the first one, which compiles the kernel",
-          parse=lambda value: parse_count("--iters", value), interpreter_default=CPU_ITERS),
+          parse=lambda value: parse_count("--iters", value, most=MAX_ITERS), interpreter_default=CPU_ITERS),
     Param("block_size", "--block-size", 1024, "Elements per program: a power of two (tl.arange requires one)",
-          "Block size", parse=lambda value: parse_count("--block-size", value, power_of_two=True)),
+          "Block size", parse=lambda value: parse_count(
+              "--block-size", value, power_of_two=True, most=MAX_BLOCK_SIZE,
+              why="Triton's largest tensor, TRITON_MAX_TENSOR_NUMEL, which tl.arange makes")),
     Param("device", "--device", "auto", "A GPU index, auto, or cpu (Triton interpreter)", "Device",
           "auto: the GPU the interpreter sees; cpu: the Triton interpreter, which Proton cannot profile",
           parse=parse_device),

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
-import orjson
-
 from proton_tui.records import RUN_JSON
 
-__all__ = ["DEFAULT_OUTPUT", "RUN_JSON", "STDOUT_LOG", "create_run_dir", "relevant_env", "write_json"]
+__all__ = ["DEFAULT_OUTPUT", "RUN_JSON", "STDOUT_LOG", "create_run_dir", "relevant_env"]
 
 DEFAULT_OUTPUT = Path("proton-runs")  # where runs and checks go unless told otherwise
 STDOUT_LOG = "stdout.log"
@@ -38,10 +35,3 @@ def relevant_env(env: dict[str, str]) -> dict[str, str]:
     return {key: env[key] for key in sorted(env)
             if key.startswith(RELEVANT_ENV_PREFIXES) or key in RELEVANT_ENV_NAMES}
 
-
-def write_json(path: Path, document: dict) -> Path:
-    """Write a JSON document (run.json, check.json) through a temporary file, so a reader never sees half of it."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2) + b"\n")
-    os.replace(partial, path)
-    return path

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from proton_tui.engine import watchdog
+
 CHUNK_BYTES = 64 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a longer run without a newline is delivered as a line of its own
 POLL_S = 0.01  # how soon an exit, a stop or a timeout is noticed (a capture's wall time includes it)
@@ -68,10 +70,12 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     and returns normally. Cancelling the task kills the group at once and re-raises.
     """
     started = time.monotonic()
+    watchdog.start()  # before the child, so that no moment of its life goes unwatched but the spawn itself
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         env=None if env is None else dict(env), start_new_session=True)
     group = proc.pid  # start_new_session makes the child a group leader
+    watchdog.watch(group)  # the group dies with proton-tui, even when it is killed outright
     reader = asyncio.create_task(_pump(proc.stdout, on_lines))
     try:
         ended_by = await _wait_for_exit(proc, reader, started, timeout, stop)
@@ -86,6 +90,7 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     finally:
         if group_alive(group):
             signal_group(group, signal.SIGKILL)
+        watchdog.release(group)
         reader.cancel()  # only still running if a process outside the group holds the pipe
         await asyncio.gather(reader, return_exceptions=True)  # its last line is delivered before we return
 

@@ -27,6 +27,7 @@ from proton_tui.records import (
     RecordedFinding,
     RecordedParams,
     RunRecord,
+    UnwrittenError,
     payload_launches,
     write_run_record,
 )
@@ -73,6 +74,7 @@ class RunResult:
     process: ProcessResult
     profile: Profile | None
     record: RunRecord  # the contents of run.json
+    unwritten: tuple[str, ...] = ()  # a line for each file of the run folder that could not be written whole
 
     @property
     def backend_text(self) -> str:
@@ -130,10 +132,10 @@ async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, st
     if on_start:
         on_start(run_dir, command)
     classifier = OutputClassifier()
-    with open(run_dir / STDOUT_LOG, "w", encoding="utf-8") as log:
+    unwritten: list[str] = []
+    with _Log(run_dir / STDOUT_LOG, unwritten) as log:
         def deliver(lines: list[str]) -> None:
             log.write("".join(line + "\n" for line in lines))
-            log.flush()
             classifier.feed(lines)
             if on_lines:
                 on_lines(lines)
@@ -144,13 +146,53 @@ async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, st
             process = await run_process(command.argv, deliver, env=command.env, timeout=params.timeout, stop=stop)
         except asyncio.CancelledError:
             process = ProcessResult(None, "cancelled", (datetime.now() - started_at).total_seconds())
-            _finish(plan, run_dir, command, classifier, process, started_at)
+            _finish(plan, run_dir, command, classifier, process, started_at, unwritten)
             raise
-    return _finish(plan, run_dir, command, classifier, process, started_at)
+    return _finish(plan, run_dir, command, classifier, process, started_at, unwritten)
+
+
+class _Log:
+    """stdout.log, written as the lines come; once a write fails (a full disk, a file-size limit) the log stops
+    there, the run goes on, and `unwritten` gets one line naming the file and the error."""
+
+    def __init__(self, path: Path, unwritten: list[str]):
+        self.path, self.unwritten, self.stream = path, unwritten, None
+        try:
+            self.stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by __exit__
+        except OSError as error:
+            self._failed(error)
+
+    def _failed(self, error: OSError) -> None:
+        self.unwritten.append(str(UnwrittenError(self.path, error)))
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass  # what it held is what failed
+
+    def write(self, text: str) -> None:
+        if self.stream is None:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except OSError as error:
+            self._failed(error)
+
+    def __enter__(self) -> _Log:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self.stream is not None:
+            try:
+                self.stream.close()
+            except OSError as error:
+                self._failed(error)
 
 
 def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier, process: ProcessResult,
-            started_at: datetime) -> RunResult:
+            started_at: datetime, unwritten: list[str]) -> RunResult:
     record = run_record(plan, run_dir, command, classifier, process, started_at)
     profile, capture = None, None
     if command.capture_path is not None:
@@ -159,8 +201,11 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
     record = msgspec.structs.replace(
         record, verdict=verdict.outcome.value, message=verdict.message, hints=list(verdict.hints),
         metrics_summary=profile.metrics_summary() if profile is not None else None)
-    write_run_record(run_dir / RUN_JSON, record)
-    return RunResult(run_dir, command, verdict, record.signals, process, profile, record)
+    try:
+        write_run_record(run_dir / RUN_JSON, record)
+    except UnwrittenError as error:
+        unwritten.append(str(error))
+    return RunResult(run_dir, command, verdict, record.signals, process, profile, record, tuple(unwritten))
 
 
 def pinning(command: Command) -> dict[str, str]:

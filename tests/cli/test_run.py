@@ -43,6 +43,12 @@ def only_run(output: Path) -> Path:
     (["--name", "a/b"], "--name: 'a/b' must be letters"),
     (["--python", "/no/such/python"], "interpreter '/no/such/python' not found"),
     (["--bogus"], "No such option: --bogus"),
+    (["--block-size", "2^40"], "--block-size: 1099511627776 is more than 1048576 (Triton's largest tensor"),
+    (["--block-size", "2^21"], "--block-size: 2097152 is more than 1048576"),
+    (["--size", "2^31"], "--size: 2147483648 is out of range 1..2147483647"),
+    (["--iters", "2^64"], "--iters: 18446744073709551616 is more than 2147483647"),
+    (["--timeout", "1e400"], "--timeout: '1e400' is not a finite number of seconds"),
+    (["--buffer-size", "2^40"], "--buffer-size: 1099511627776 is more than 1073741824"),
 ])
 def test_bad_flags_exit_2_with_one_line(args, message, tmp_path):
     result = invoke(*args, output=tmp_path / "runs")
@@ -244,3 +250,43 @@ def test_run_help_shows_the_parameter_tables_defaults_and_choices():
             assert f"[default: {param.default}]" in text, flag
         for choice in param.choices:
             assert re.search(rf"\b{choice}\b", text), (flag, choice)
+
+
+@pytest.mark.parametrize("command", ["check", "run", "doctor"])
+def test_help_shows_brackets_as_written(command):
+    """Help text is plain text: `proton-tui[gpu]` keeps its brackets (no markup eats them)."""
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    if command == "check":
+        assert "(pip install 'proton-tui[gpu]')" in result.output
+    assert "Usage:" in result.output
+
+
+def test_check_bounds_its_counts_as_run_does(tmp_path):
+    result = CliRunner().invoke(app, ["check", "--cpu", "--iters", "2^64", "--output", str(tmp_path)])
+    assert result.exit_code == 2 and "--iters: 18446744073709551616 is more than 2147483647" in result.stderr
+
+
+CONTROL_BYTES = ("\x1b", "\x07", "\x9b")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["run", "--no-profile", "--device", "cpu", *TINY], ["check", "--cpu"]])
+def test_control_bytes_in_paths_are_printed_escaped(tmp_path, command):
+    """An --output and a --python whose paths hold ESC and BEL reach the terminal escaped in every line (the run
+    folder, the `$` command line), never raw: they would rename the terminal."""
+    venv = tmp_path / "v\x1b]2;T\x07"
+    venv.symlink_to(Path(sys.prefix))
+    output = tmp_path / "o2\x1b]2;T\x07"
+    result = subprocess.run([sys.executable, "-m", "proton_tui", *command, "--python", str(venv / "bin" / "python"),
+                             "--output", str(output)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for stream in (result.stdout, result.stderr):
+        assert not any(byte in stream for byte in CONTROL_BYTES), stream
+    assert "v\\x1b]2;T\\x07/bin/python" in result.stdout + result.stderr
+    assert "o2\\x1b]2;T\\x07/" in result.stdout + result.stderr
+
+
+def test_a_refusal_naming_the_interpreter_prints_it_escaped(tmp_path):
+    result = invoke("--python", str(tmp_path / "no\x1b]2;T\x07python"), output=tmp_path / "runs")
+    assert result.exit_code == 2 and "\x1b" not in result.stderr and "no\\x1b]2;T\\x07python" in result.stderr

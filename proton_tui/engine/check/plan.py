@@ -10,7 +10,15 @@ from pathlib import Path
 
 from proton_tui.engine.command import device_env
 from proton_tui.engine.job import JobPlan
-from proton_tui.engine.params import ParamError, RunParams, parse_count, parse_size, parse_timeout, whole_number
+from proton_tui.engine.params import (
+    MAX_ITERS,
+    ParamError,
+    RunParams,
+    parse_count,
+    parse_size,
+    parse_timeout,
+    whole_number,
+)
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
 from proton_tui.engine.rules import Finding, check_rules, resolve_backend, version_between
@@ -112,7 +120,7 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
     python = python or (info.python if info else sys.executable)
     wanted = parse_gpus(gpus)
     size = parse_size(size if size is not None else CPU_SIZE if cpu else CHECK_SIZE)
-    iters = parse_count("--iters", iters if iters is not None else CPU_ITERS if cpu else GPU_ITERS)
+    iters = parse_count("--iters", iters if iters is not None else CPU_ITERS if cpu else GPU_ITERS, most=MAX_ITERS)
     fraction = parse_fraction(min_fraction)
     timeout = parse_timeout(timeout)
     bugged = set(parse_gpus(inject_bug, "--inject-bug") or ())

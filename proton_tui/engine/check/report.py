@@ -33,6 +33,7 @@ class CheckReport:
     warnings: tuple[str, ...] = ()
     interpreter: dict = field(default_factory=dict)
     readings_note: str | None = None  # why no GPU was read (no binding, NVML did not start, …), in one line
+    unwritten: list[str] = field(default_factory=list)  # a line for each file that could not be written whole
 
     @property
     def threshold_gbps(self) -> float | None:

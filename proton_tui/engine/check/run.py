@@ -38,6 +38,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     the task ends them too and re-raises."""
     check_dir = create_run_dir(plan.output, "check")
     started: dict[int, float] = {}
+    unwritten: list[str] = []
     environ = os.environ if environ is None else environ
     nvml, readings_note = (None, None) if plan.cpu else await _open_readings(plan.info)
 
@@ -66,6 +67,8 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
         except Exception as error:  # a run that could not start is that GPU's failure, not the check's
             result = error
         finished_at = time.time()
+        if isinstance(result, RunResult):
+            unwritten.extend(result.unwritten)
         readings = await watch.end() if isinstance(watch, gpuhealth.Watch) else watch
         row = build_row(slot, result, cpu=plan.cpu, size=plan.size)
         row.started_at, row.finished_at, row.readings = started.get(slot.index), finished_at, readings
@@ -82,7 +85,7 @@ async def execute_check(plan: CheckPlan, *, on_lines: LinesCallback | None = Non
     info = plan.info
     report = CheckReport(rows, plan.cpu, info.python, plan.size, plan.iters, plan.profile, plan.min_fraction, median,
                        str(check_dir), plan.warnings,
-                       InterpreterRecord.of(info).to_json("python", "has_proton"), readings_note)
+                       InterpreterRecord.of(info).to_json("python", "has_proton"), readings_note, unwritten)
     return job.report(report, check_dir / CHECK_JSON, lambda path, done: write_check(path, done.to_record()))
 
 

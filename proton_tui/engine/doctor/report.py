@@ -91,6 +91,7 @@ class DoctorReport:
     gpu: int | None
     doctor_dir: str | None = None
     cancelled: bool = False
+    unwritten: list[str] = field(default_factory=list)  # a line for each file that could not be written whole
 
     @property
     def has_gpu(self) -> bool:

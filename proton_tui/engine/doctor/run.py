@@ -118,7 +118,8 @@ async def execute_doctor(plan: DoctorPlan, *, on_start: StartCallback | None = N
     results = await run_rows(plan.cells, one, plan.jobs, gated=lambda cell: cell.expected != "refused",
                              on_done=on_done)
     report = DoctorReport(plan.info.python, interpreter_record(plan.info), list(plan.facts), results, plan.gpu,
-                          str(doctor_dir), any(result.cancelled for result in results))
+                          str(doctor_dir), any(result.cancelled for result in results),
+                          [line for result in results if result.run is not None for line in result.run.unwritten])
     return job.report(report, doctor_dir / DOCTOR_JSON, lambda path, done: write_doctor(path, done.to_record()))
 
 
