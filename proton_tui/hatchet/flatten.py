@@ -35,15 +35,15 @@ class NodeError(Exception):
     """A node that is not what Proton writes; the message names the node."""
 
 
-SHOWN = reprlib.Repr()  # a value as an error line shows it: 3 levels, 4 items, 40 characters of a string
-SHOWN.maxlevel, SHOWN.maxlist, SHOWN.maxdict, SHOWN.maxstring, SHOWN.maxother = 3, 4, 4, 40, 40
+SHOWN = reprlib.Repr()  # a value as an error line shows it: 3 levels, 4 items, 200 characters of a name or string
+SHOWN.maxlevel, SHOWN.maxlist, SHOWN.maxdict, SHOWN.maxstring, SHOWN.maxother = 3, 4, 4, 200, 40
 LONGEST_SHOWN = 60  # characters of a value an error line shows before it is cut
 
 
 def shown(value) -> str:
     """A metric's value as an error line shows it: short, its nesting and length cut, and said when cut."""
     text = SHOWN.repr(value)
-    if isinstance(value, str) and len(value) > LONGEST_SHOWN // 2:
+    if isinstance(value, str) and len(value) > SHOWN.maxstring:
         return f"{text} (a string of {len(value):,} characters)"
     if isinstance(value, (list, dict)):
         if len(text) > LONGEST_SHOWN:
