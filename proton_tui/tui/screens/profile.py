@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Label, Static
+from textual.widgets import Static
 
 from proton_tui.console import cut_field, printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
@@ -22,7 +22,6 @@ from proton_tui.hatchet import Profile
 from proton_tui.output.details import (
     bandwidth_notes,
     cycle_notes,
-    details_text,
     device_lines,
     event_details,
     header_line,
@@ -33,7 +32,8 @@ from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.tui.dialogs.path import CompareDialog, ExportDialog
 from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from proton_tui.tui.opening import Opening
-from proton_tui.tui.widgets.filter_bar import FilterBar, SearchBar
+from proton_tui.tui.screens.profile_filter import FilterAndSearch
+from proton_tui.tui.widgets.details_pane import DetailsPane
 from proton_tui.tui.widgets.flame_view import FlameView
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
@@ -41,7 +41,7 @@ from proton_tui.tui.widgets.profile_views import ProfileViews
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.timeline import TimelineView, WarpTimeline
 from proton_tui.tui.widgets.verdict import VerdictPanel
-from proton_tui.view.filters import FilterError, ViewFilter
+from proton_tui.view.filters import ViewFilter
 from proton_tui.view.flame import merged_text
 from proton_tui.view.formatting import counted, format_percent
 from proton_tui.view.names import Names, demangler_available
@@ -50,8 +50,6 @@ from proton_tui.view.names.demangler import UNAVAILABLE as DEMANGLER_UNAVAILABLE
 if TYPE_CHECKING:
     from proton_tui.engine.session import RunResult
 
-LIVE_FILTER_NODES = 200_000  # above this, filters apply on Enter rather than on every keystroke
-FILTER_DELAY_S = 0.3
 PROGRESS_EVERY_S = 0.1  # how often the share of a large capture read so far is redrawn
 # The screen's actions that need no capture: they work while it is read (the others wait for it).
 WHILE_READING = frozenset({"back", "quit", "escape", "log", "runs"})
@@ -65,7 +63,7 @@ EMPTY_EXPLANATION = (
 )
 
 
-class ProfileScreen(Screen):
+class ProfileScreen(FilterAndSearch, Screen):
     """A capture's header, its kernel-time table and the selected row's details; with the run that made it."""
 
     BINDINGS = [
@@ -98,7 +96,6 @@ class ProfileScreen(Screen):
         self.view_filter = opening.view_filter if opening is not None else ViewFilter()
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
-        self.detail_rows: list[tuple[str, str]] = []
         self.still_reading_at = 0.0  # when a key pressed while the capture is read is next answered
 
     def compose(self) -> ComposeResult:
@@ -117,8 +114,7 @@ class ProfileScreen(Screen):
         of the wait."""
         if self.profile is not None and self.profile.is_root_only:
             return [Static(Text(EMPTY_EXPLANATION), id="empty")]
-        detail = Static(id="detail")
-        detail.border_title = "Details"
+        detail = DetailsPane(id="detail")
         detail.display = self.profile is not None
         return [ProfileViews(self.profile, id="views"), detail]
 
@@ -270,7 +266,6 @@ class ProfileScreen(Screen):
             return
         warps = event.view.warps if isinstance(event.view, WarpTimeline) else None
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
-        self.show_details()
 
     @on(FlameView.Selected)
     def flame_selected(self, event: FlameView.Selected) -> None:
@@ -279,7 +274,6 @@ class ProfileScreen(Screen):
             self.detail_rows = node_details(display, event.node)
         else:
             self.detail_rows = [("merged", merged_text(display, event.frame))]
-        self.show_details()
 
     # ---- details ------------------------------------------------------------------------------------------------
     def on_profile_table_highlighted(self, event: ProfileTable.Highlighted) -> None:
@@ -290,43 +284,16 @@ class ProfileScreen(Screen):
         rows = kernel_details(display, event.kernel) if event.kernel is not None else node_details(display,
                                                                                                      event.node)
         self.detail_rows = rows
-        self.show_details()
 
-    def show_details(self) -> None:
-        pane = self.query_one("#detail", Static)
-        rows = [(label, cut_field(value)) for label, value in self.detail_rows]
-        pane.update(Text(details_text(rows, pane.content_region.width or None)), layout=False)
+    @property
+    def detail_rows(self) -> list[tuple[str, str]]:
+        """What the details pane shows now."""
+        panes = self.query(DetailsPane)
+        return panes.first().rows if panes else []
 
-    def on_resize(self) -> None:
-        if self.detail_rows and self.query("#detail"):
-            self.call_after_refresh(self.show_details)  # wrapped again to the new width
-
-    # ---- filter and search --------------------------------------------------------------------------------------
-    async def mount_bars(self) -> None:
-        """The filter bar above the views and the search bar below them, hidden, once one is first asked for: their
-        five inputs were part of every viewer's start (docs/measurements.md)."""
-        if self.query("#filter-bar"):
-            return
-        filter_bar, search_bar = FilterBar(id="filter-bar", classes="bar"), SearchBar(id="search-bar", classes="bar")
-        error = Label("", id="filter-error", classes="error")
-        filter_bar.display = search_bar.display = error.display = False
-        await self.mount(filter_bar, error, before=self.views)
-        await self.mount(search_bar, after=self.views)
-
-    async def action_filter(self) -> None:
-        await self.mount_bars()
-        self.query_one("#filter-bar").display = True
-        self.query_one("#include").focus()
-
-    async def action_search(self) -> None:
-        await self.mount_bars()
-        self.query_one("#search-bar").display = True
-        self.query_one("#search").focus()
-
-    def action_close_bars(self) -> None:
-        for bar in self.query(".bar"):
-            bar.display = False
-        self.query_one(ProfileTable).focus()
+    @detail_rows.setter
+    def detail_rows(self, rows: list[tuple[str, str]]) -> None:
+        self.query_one(DetailsPane).show(rows)
 
     def action_escape(self) -> None:
         """Close an open bar; with none open, back to where the viewer was opened from."""
@@ -343,68 +310,6 @@ class ProfileScreen(Screen):
 
     def action_runs(self) -> None:
         self.app.action_show_runs()
-
-    def action_clear_filter(self) -> None:
-        if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
-            return
-        self.query_one(FilterBar).clear()
-        self.query_one(SearchBar).clear()
-        self.apply_filter()
-        self.query_one(ProfileTable).clear_matches()
-
-    @on(FilterBar.Edited)
-    def filter_changed(self) -> None:
-        if self.profile.node_count <= LIVE_FILTER_NODES:
-            if self.filter_timer is not None:
-                self.filter_timer.stop()
-            self.filter_timer = self.set_timer(FILTER_DELAY_S, self.apply_filter)
-
-    @on(FilterBar.Submitted)
-    def filter_submitted(self) -> None:
-        self.apply_filter()
-        self.query_one(ProfileTable).focus()
-
-    def apply_filter(self) -> None:
-        """Prune the table from the filter bar: include/exclude recompute totals; threshold and depth hide rows."""
-        error_label = self.query_one("#filter-error", Label)
-        try:
-            chosen = self.query_one(FilterBar).chosen(show_empty=self.view_filter.show_empty)
-        except FilterError as error:
-            error_label.update(Text(str(error)))
-            error_label.display = True
-            return
-        error_label.display = False
-        self.show_filtered(chosen)
-
-    def show_filtered(self, chosen: ViewFilter) -> None:
-        """Show the capture through a filter, matched against the names as the table shows them."""
-        self.view_filter = chosen
-        table = self.query_one(ProfileTable)
-        shown = chosen.shown(self.profile, table.display_spec.names)
-        table.redisplay(profile=shown.profile, visible=shown.visible, hidden_empty=shown.hidden_empty)
-        self.query_one("#summary", Summary).update(Text(self.summary_text(shown.profile)))
-        self.views.refresh_flame()
-
-    def action_toggle_empty(self) -> None:
-        """Show or hide the frames with no time in their whole subtree."""
-        chosen = self.view_filter.replace(show_empty=not self.view_filter.show_empty)
-        self.show_filtered(chosen)
-        count = self.query_one(ProfileTable).profile.empty_count()
-        if not count:
-            self.notify("This view has no empty frame.", timeout=3)
-        else:
-            self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
-
-    @on(SearchBar.Submitted)
-    def search_submitted(self, event: SearchBar.Submitted) -> None:
-        table = self.query_one(ProfileTable)
-        if event.pattern is None:
-            table.clear_matches()
-            return
-        found = table.search(event.pattern)
-        self.notify(f"{found} match(es) for {event.text!r}" + ("; n/N next/previous" if found > 1 else ""),
-                    timeout=3, markup=False)
-        table.focus()
 
     # ---- export, compare, log ------------------------------------------------------------------------------------
     def action_export(self) -> None:

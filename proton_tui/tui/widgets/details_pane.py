@@ -1,0 +1,31 @@
+"""The details pane under a capture's views: the selected row, frame or event as label and value lines, wrapped to
+the pane's width; long fields cut with their length said (`console.cut_field`)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from proton_tui.console import cut_field
+from proton_tui.output.details import details_text
+
+
+class DetailsPane(Static):
+    """Shows `rows` ((label, value) pairs); its height is fixed, so a new row repaints the pane alone."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[tuple[str, str]] = []
+        self.border_title = "Details"
+
+    def show(self, rows: list[tuple[str, str]]) -> None:
+        self.rows = rows
+        self.redraw()
+
+    def redraw(self) -> None:
+        rows = [(label, cut_field(value)) for label, value in self.rows]
+        self.update(Text(details_text(rows, self.content_region.width or None)), layout=False)
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self.call_after_refresh(self.redraw)  # wrapped again to the new width
