@@ -232,9 +232,9 @@ def test_gpu_capture_passes(tmp_path, mode):
     assert result.verdict.outcome is Outcome.PASS, result.verdict.message
     names = [k.name for k in result.profile.kernel_stats()]
     assert f"add_kernel<n={2**20}>" in names and result.profile.has_bytes
-    summary = result.record["metrics_summary"]
+    summary = result.record.metrics_summary
     assert summary["proton_kernel_count"] >= 6 and summary["proton_artifact_dir"] == str(result.run_dir)
-    assert result.record["backend_resolved"] in ("cupti", "roctracer", "rocprofiler")
+    assert result.record.backend_resolved in ("cupti", "roctracer", "rocprofiler")
 
 
 @pytest.mark.gpu
