@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCRIPTS = Path(__file__).parent / "scripts"  # small programs that crash, hang or flood, to test the runner
 REPO = Path(__file__).resolve().parents[1]
+CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"  # the console script
 
 TRITON_VERSION = version("triton")  # the Triton the suite runs the payload with (any of 3.6 to 3.9)
 
@@ -153,3 +159,25 @@ def run_folder(tmp_path, fixture: str, **params) -> Path:
                          "profile": True, "payload": None, "warps": [], **params}}
     (folder / "run.json").write_text(json.dumps(record))
     return capture
+
+
+def on_a_terminal(*args: str) -> str:
+    """What `proton-tui ARGS` writes when its standard output is a terminal (a pseudo-terminal, read to its end),
+    its line ends as text has them; the command must succeed."""
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")

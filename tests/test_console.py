@@ -6,19 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import pty
-import shutil
 import subprocess
-import sys
 import unicodedata
 
 import pytest
 
 from proton_tui.console import printable
-from tests.helpers import CONTROL_BYTES, HOSTILE_NAMES, hostile_tree, kernel, scope
-
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+from tests.helpers import CLI, CONTROL_BYTES, HOSTILE_NAMES, hostile_tree, kernel, on_a_terminal, scope
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -53,23 +47,6 @@ def test_csv_into_a_pipe_keeps_the_exact_names(write_capture):
     assert sorted(names) == sorted(HOSTILE_NAMES)
 
 
-def on_a_terminal(*args: str) -> str:
-    """What the command writes when its standard output is a terminal (a pseudo-terminal, read to its end)."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the command has ended
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert process.wait(timeout=60) == 0
-    return b"".join(chunks).decode()
 
 
 C1_NAMES = ("bell\x07back\bspace\rover", "nel\x85dcs\x90st\x9cosc\x9dend")
@@ -78,7 +55,7 @@ C1_NAMES = ("bell\x07back\bspace\rover", "nel\x85dcs\x90st\x9cosc\x9dend")
 def test_csv_on_a_terminal_escapes_every_control_character(write_capture):
     names = (*HOSTILE_NAMES, *C1_NAMES)
     tree = [scope("ROOT", *[kernel(name, 1000 * (index + 1)) for index, name in enumerate(names)]), {}]
-    text = on_a_terminal("view", str(write_capture(tree)), "--csv").replace("\r\n", "\n")  # the tty's line ends
+    text = on_a_terminal("view", str(write_capture(tree)), "--csv")
     assert not [char for char in ("\x1b", "\r", "\b", "\x07", "\u202e", "\x9b", "\x85", "\x90", "\x9c", "\x9d")
                 if char in text]
     shown = [row["name"] for row in csv.DictReader(io.StringIO(text, newline=""))]

@@ -7,7 +7,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -16,9 +15,7 @@ import pytest
 
 import proton_tui
 from proton_tui.hatchet import load_profile
-from tests.helpers import BAD_INPUTS, capture_path, kernel, scope
-
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
+from tests.helpers import BAD_INPUTS, CLI, capture_path, kernel, on_a_terminal, scope
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -329,27 +326,6 @@ def test_empty_frames_are_hidden_unless_asked_for(tmp_path):
     assert kernels == run_cli("view", path, "--kernels", "--show-empty").stdout  # no kernel is ever empty
 
 
-def on_a_terminal(*args: str) -> str:
-    """What `proton-tui ARGS` writes to a terminal (a pty), as text."""
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the other end closed: the program ended
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        process.wait(timeout=60)
-    finally:
-        os.close(leader)
-    return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
 def test_share_bars_on_a_terminal_never_in_a_pipe():

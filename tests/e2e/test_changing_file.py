@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,9 +16,8 @@ import uuid
 import pytest
 
 from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, exit_status, start_proton_tui
-from tests.helpers import REPO
+from tests.helpers import CLI, REPO
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 TRIES = 12  # reads of a capture under a writer: four for each of the three ways of writing it
 ERRORS = ("changed while it was read; open it again", "empty file", "truncated: the JSON ends early")
 

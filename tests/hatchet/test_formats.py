@@ -4,10 +4,7 @@ checks and the same one-line errors."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 
 import msgspec
 import pytest
@@ -15,9 +12,8 @@ import pytest
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.tui.widgets.table_rows import TableRows
 from proton_tui.view.display import Display
-from tests.helpers import BAD_INPUTS, FIXTURES
+from tests.helpers import BAD_INPUTS, CLI, FIXTURES
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 MSGPACK = FIXTURES / "triton390_two_streams.hatchet_msgpack"
 TWIN = FIXTURES / "triton390_two_streams.msgpack_decoded.hatchet"  # the same file decoded and written as JSON
 

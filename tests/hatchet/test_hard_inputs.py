@@ -6,15 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import msgspec
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
-from tests.helpers import capture_path, kernel, scope
+from tests.helpers import CLI, capture_path, kernel, scope
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 H200 = {"CUDA": {"0": {"arch": "90", "num_sms": 132}}}
 
 

@@ -4,19 +4,15 @@ and idle gaps, and as the tree of their kernels (every tree view then reads a tr
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.hatchet.cycles import UNATTRIBUTED
-from tests.helpers import FIXTURES
+from tests.helpers import CLI, FIXTURES
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 V36 = FIXTURES / "vecadd_trace.chrome_trace"  # Triton 3.6.0 on an H200: the payload, 5 launches
 V39 = FIXTURES / "triton390_two_streams.chrome_trace"  # Triton 3.9.0: two streams, scopes, flows
 

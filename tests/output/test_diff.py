@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 import typer
@@ -15,9 +12,8 @@ from typer.testing import CliRunner
 from proton_tui.cli.diff import register
 from proton_tui.hatchet import load_profile
 from proton_tui.output.diff import DIFF_NAME_WIDTH, DiffError, diff_json, diff_profiles, diff_text
-from tests.helpers import capture_path, kernel, scope
+from tests.helpers import CLI, capture_path, kernel, scope
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
 READABLE_FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
                  "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")

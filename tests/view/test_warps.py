@@ -5,10 +5,7 @@ at gaps where a warp runs again, statistics across warps in exact cycles, p99 by
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -16,9 +13,8 @@ from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.chrome_trace import read_trace
 from proton_tui.hatchet.trace import warp_lane
 from proton_tui.view.warps import Warp, median, nearest_rank, warp_trace
-from tests.helpers import FIXTURES
+from tests.helpers import CLI, FIXTURES
 
-CLI = shutil.which("proton-tui", path=os.path.dirname(sys.executable)) or "proton-tui"
 INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"
 H200_KHZ = 1_980_000  # the H200's max SM clock as its .hatchet device_info reports it
 
