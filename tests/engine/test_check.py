@@ -20,8 +20,6 @@ from typer.testing import CliRunner
 from proton_tui.cli.check import register
 from proton_tui.engine.check import (
     CHECK_JSON,
-    CHECK_SIZE,
-    GPU_ITERS,
     CheckError,
     CheckReport,
     CheckRow,
@@ -41,6 +39,7 @@ from proton_tui.engine.params import ParamError
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
 from proton_tui.engine.runner import ProcessResult
 from proton_tui.engine.session import RunResult
+from proton_tui.engine.sizes import CHECK_SIZE, GPU_ITERS
 from proton_tui.hatchet import load_profile
 from proton_tui.records import RunRecord
 from tests.helpers import FIXTURES, capture_path

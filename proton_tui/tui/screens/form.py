@@ -17,7 +17,6 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
 
 from proton_tui.console import printable
-from proton_tui.engine.check import interpreter_seconds
 from proton_tui.engine.params import (
     PARAMS,
     ParamError,
@@ -28,6 +27,7 @@ from proton_tui.engine.params import (
 )
 from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpreter
 from proton_tui.engine.rules import Finding, check_rules
+from proton_tui.engine.sizes import interpreter_seconds
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.view.formatting import counted
 

@@ -14,12 +14,12 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from proton_tui.console import printable
-from proton_tui.engine.check import interpreter_seconds
 from proton_tui.engine.classify import Outcome
 from proton_tui.engine.params import RunParams
 from proton_tui.engine.probe import ProbeError
 from proton_tui.engine.rundir import STDOUT_LOG
 from proton_tui.engine.session import RunResult, execute_run, plan_run, refusal_text
+from proton_tui.engine.sizes import interpreter_seconds
 from proton_tui.records import OutputSignals
 from proton_tui.tui.messages import RunFinished, StreamRead, ViewCapture
 from proton_tui.tui.screens.job import JobScreen
