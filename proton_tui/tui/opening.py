@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual.message import Message
@@ -37,6 +37,7 @@ class Opening:
     loader: threading.Thread | None = None
     size: int | None = None  # the file's bytes, when known
     fatal: bool = True
+    settled: threading.Event = field(default_factory=threading.Event)  # set before the outcome is posted
 
     @classmethod
     def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
@@ -55,7 +56,9 @@ class Opening:
                    size=pending.size, fatal=fatal)
 
     def loading(self) -> bool:
-        return self.loader is not None and self.loader.is_alive()
+        """The read is under way: started and its outcome not yet known (an outcome is settled before it is posted,
+        so an app that ends on it never takes the read as abandoned)."""
+        return self.loader is not None and self.loader.is_alive() and not self.settled.is_set()
 
     def start(self, post: Callable[[Message], object]) -> None:
         """Read the capture on a daemon thread and `post` what came of it: the keys stay live meanwhile, and quitting
@@ -67,12 +70,15 @@ class Opening:
             try:
                 profile = self.finish()
             except CaptureError as error:
+                self.settled.set()
                 post(LoadFailed(str(error), self))
             except LoadCancelled:
                 pass
             except Exception as error:  # a defect: raised again on the app's side, which ends as for any crash
+                self.settled.set()
                 post(ReadCrashed(error))
             else:
+                self.settled.set()
                 post(Loaded(profile, self))
             finally:
                 sys.setswitchinterval(switch_interval)

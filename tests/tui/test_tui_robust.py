@@ -134,3 +134,28 @@ async def test_a_trace_event_of_a_million_characters_is_cut_in_the_timelines_det
         await pilot.pause()
         detail = str(app.screen.query_one("#detail").render())
         assert f"… ({LONG:,} characters)" in detail and len(detail) < 4 * LONG // 100
+
+
+def test_a_failed_read_is_settled_before_the_app_hears_of_it(tmp_path):
+    """The reader posts LoadFailed while its thread still runs: an app that ends on that message must not take the
+    read as abandoned (it would end the process before the one-line error is printed)."""
+    from proton_tui.hatchet import pending_capture
+    from proton_tui.tui.messages import LoadFailed
+
+    broken = tmp_path / "broken.hatchet"
+    broken.write_text('[{"frame": {"name": "ROOT", "type": "function"}, "metrics": {}, "children": ['
+                      '{"frame": {"name": "k", "type": "function"}, "children": [],'
+                      ' "metrics": {"time (ns)": -5, "count": 1, "device_id": "0", "device_type": "CUDA"}}]}, {}]')
+    opening = Opening.of(pending_capture(broken), owned=True)
+    heard: list[tuple[object, bool]] = []
+    posted = threading.Event()
+
+    def post(message) -> None:
+        heard.append((message, opening.loading()))
+        posted.set()
+
+    opening.start(post)
+    assert posted.wait(30)
+    ((message, loading),) = heard
+    assert isinstance(message, LoadFailed) and "negative time" in message.reason
+    assert not loading, "the read still counted as under way when its failure was posted"
