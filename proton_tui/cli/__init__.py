@@ -47,8 +47,9 @@ for command in (view, run, check, diff, doctor):
 def main() -> None:
     """The command line (from `entry.main`): every usage error is one line on stderr with exit code 2, never a
     traceback."""
+    args, command = run.split_command(sys.argv[1:])
     try:
-        code = app(standalone_mode=False)
+        code = app(args=args, standalone_mode=False, obj={"command": command})
     except ClickException as error:
         typer.echo(error_line(error.format_message()), err=True)
         code = error.exit_code

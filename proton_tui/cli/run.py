@@ -1,6 +1,6 @@
-"""``proton-tui run``: capture the bundled payload with Proton, streaming its output live, then print the
-verdict, the run folder and the top of the kernel table. Exit 0 on PASS, 1 on a failed run, 2 on a usage or
-configuration error."""
+"""``proton-tui run [-- COMMAND …]``: capture the bundled payload, or the user's own command, with Proton, streaming
+its output live, then print the verdict, the run folder and the top of the kernel table. Exit 0 on PASS, 1 on a
+failed run, 2 on a usage or configuration error."""
 
 from __future__ import annotations
 
@@ -32,7 +32,17 @@ KERNEL_ROWS = 10
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
-    app.command("run")(run)
+    app.command("run", options_metavar="[OPTIONS] [-- COMMAND [ARGS]...]")(run)
+
+
+def split_command(args: list[str]) -> tuple[list[str], list[str] | None]:
+    """``run … -- COMMAND …``: the command line's own words, and the user's command (None without ``--``)."""
+    if "--" not in args:
+        return args, None
+    cut = args.index("--")
+    if "run" not in args[:cut]:
+        return args, None
+    return args[:cut], args[cut + 1:]
 
 
 def option(field: str, **extra) -> OptionInfo:
@@ -47,6 +57,7 @@ def default(field: str) -> str:
 
 
 def run(
+    ctx: typer.Context,
     size: Annotated[Optional[str], option("size", show_default=False)] = None,
     iters: Annotated[Optional[str], option("iters", show_default=False)] = None,
     block_size: Annotated[str, option("block_size")] = default("block_size"),
@@ -62,7 +73,7 @@ def run(
     python: PythonOption = None,
     device: Annotated[str, option("device")] = default("device"),
     output: OutputOption = PARAMS["output"].default,
-    name: Annotated[str, option("name")] = default("name"),
+    name: Annotated[Optional[str], option("name", show_default=False)] = None,
     timeout: Annotated[Optional[str], option("timeout", show_default=False)] = None,
     no_profile: Annotated[bool, option("profile")] = not PARAMS["profile"].default,
     as_json: Annotated[bool, typer.Option(
@@ -70,26 +81,33 @@ def run(
     inject_bug: Annotated[bool, option("inject_bug", hidden=True)] = PARAMS["inject_bug"].default,
     payload: Annotated[Optional[Path], option("payload", hidden=True)] = None,
 ) -> None:
-    """Capture the bundled Triton vector add with Proton and show where GPU time goes."""
+    """Capture the bundled Triton vector add with Proton and show where GPU time goes; after --, your own command
+    instead: python SCRIPT.py, SCRIPT.py, python -m MODULE, pytest, or a launcher (torchrun, srun, mpirun), one
+    capture per rank."""
     from proton_tui.engine.params import ParamError, RunParams, interpreter_sized
     from proton_tui.engine.probe import ProbeError
     from proton_tui.engine.session import plan_run
+    from proton_tui.engine.workload import WorkloadError, parse_workload
 
+    command = (ctx.obj or {}).get("command")
     try:
+        if command is not None:
+            workload = parse_workload(command)  # checked first: a bad command is the error to show
+            name = name or workload.default_name
         params = RunParams(size=size or default("size"), iters=iters or default("iters"), block_size=block_size,
                            backend=backend, context=context, mode=mode, hook=hook, data=data,
                            output_format=output_format, python=python or sys.executable, device=device,
-                           output=output, name=name, profile=not no_profile, timeout=timeout,
+                           output=output, name=name or default("name"), profile=not no_profile, timeout=timeout,
                            inject_bug=inject_bug, payload=payload, warps=warps, buffer_size=buffer_size,
-                           granularity=granularity)
+                           granularity=granularity, command=tuple(command or ()))
         plan = plan_run(params)
         given = {field for field, value in (("size", size), ("iters", iters)) if value is not None}
-        if (sized := interpreter_sized(params, plan.info.gpu_vendor, given)) != params:
+        if not command and (sized := interpreter_sized(params, plan.info.gpu_vendor, given)) != params:
             params, plan = sized, plan_run(sized)
             say(f"proton-tui: note: no GPU: the payload runs through the Triton interpreter at {params.size:,} "
                 f"elements × {params.iters} launches (--size, --iters: larger sizes take the interpreter tens of "
                 "seconds)\n")
-    except (ParamError, ProbeError, FileNotFoundError) as error:
+    except (ParamError, ProbeError, FileNotFoundError, WorkloadError) as error:
         fail(str(error))
     for finding in plan.findings:  # refusals come first
         say(f"proton-tui: {'refused' if finding.refuses else 'warning'}: {finding.message}\n")

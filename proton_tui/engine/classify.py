@@ -135,7 +135,7 @@ def decide_verdict(classifier: OutputClassifier, process: ProcessResult, capture
                    backend: str | None = None) -> Verdict:
     """PASS needs the stream's PASS and, when profiling (``capture`` given), a capture with kernels."""
     signals, error = classifier.signals, classifier.error
-    hints = _hints(classifier)
+    hints = stream_hints(classifier)
     if process.exit_code in (-SIGFPE, 128 + SIGFPE) and backend == "instrumentation" and process.ended_by is None:
         after = f" after: {signals.last_line}" if signals.last_line else ""
         outcome = Outcome.NO_CAPTURE if capture is not None and capture.missing else Outcome.PAYLOAD_ERROR
@@ -177,7 +177,7 @@ def _payload_problem(classifier: OutputClassifier, process: ProcessResult) -> st
     return "the payload ended without printing PASS or FAIL"
 
 
-def _hints(classifier: OutputClassifier) -> tuple[str, ...]:
+def stream_hints(classifier: OutputClassifier) -> tuple[str, ...]:
     signals, hints = classifier.signals, []
     if signals.missing_library:
         hints.append(LIBRARY_REMEDY)

@@ -1,5 +1,6 @@
 """The argv and environment of a run: ``<python> -m triton.profiler.proton …`` (never a shell, never the
-``proton`` console script, which may belong to another Python)."""
+``proton`` console script, which may belong to another Python); for a user's command (`workload`), Proton's CLI where
+it can run it, else the command as given with the start-up hook on its PYTHONPATH."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from proton_tui.engine.params import RunParams, capture_suffix, instrumentation_mode
 from proton_tui.engine.probe import InterpreterInfo
 from proton_tui.engine.rules import AMD_FORBIDDEN_VARS, VENDOR_VISIBLE_DEVICES
+from proton_tui.engine.workload import PYTEST, HookSettings, Workload
 
 
 @dataclass(frozen=True)
@@ -21,14 +23,17 @@ class Command:
     argv: tuple[str, ...]
     env: dict[str, str]
     env_changes: dict[str, str | None]
-    capture_path: Path | None  # where Proton will write the .hatchet; None without profiling
+    capture_path: Path | None  # where Proton will write the .hatchet; None without profiling or with ranks
+    cwd: Path | None = None  # the folder it runs in (None: proton-tui's)
+    hook: HookSettings | None = None  # the start-up hook the run puts on the workload's PYTHONPATH
 
     def display(self) -> str:
-        """The command as one line a shell can run: ``env [-u VAR] VAR=value … argv``."""
+        """The command as one line a shell can run: ``[cd DIR &&] env [-u VAR] VAR=value … argv``."""
         words = ["env"]
         for key, value in self.env_changes.items():
             words += ["-u", key] if value is None else [f"{key}={value}"]
-        return shlex.join(words + list(self.argv))
+        line = shlex.join(words + list(self.argv))
+        return f"cd {shlex.quote(str(self.cwd))} && {line}" if self.cwd is not None else line
 
 
 def payload_args(params: RunParams) -> list[str]:
@@ -41,23 +46,29 @@ def payload_args(params: RunParams) -> list[str]:
     return args + (["--inject-bug"] if params.inject_bug else []) + (["--scoped"] if scoped else [])
 
 
-def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_dir: Path,
-                  environ: Mapping[str, str] | None = None) -> Command:
+def proton_cli(params: RunParams, session: Path, mode: str) -> list[str]:
+    """``-m triton.profiler.proton`` and its flags, up to the script it runs."""
+    argv = ["-m", "triton.profiler.proton", "-n", str(session)]
+    argv += ["-b", params.backend] if params.backend != "auto" else []
+    argv += ["-c", params.context] if params.context != "shadow" else []
+    argv += ["-k", "triton"] if params.hook else []
+    argv += ["-d", "trace"] if params.data == "trace" else []
+    return argv + (["-m", mode] if mode else [])
+
+
+def build_command(params: RunParams, info: InterpreterInfo, payload: Path | None, run_dir: Path,
+                  environ: Mapping[str, str] | None = None, workload: Workload | None = None) -> Command:
     """Build the run's argv and environment; ``run_dir`` must be absolute (Proton writes relative to its CWD)."""
     environ = os.environ if environ is None else environ
     session = Path(run_dir).resolve() / params.name  # Proton appends the suffix; never pass it
-    python, script = params.python, str(payload)
     mode = instrumentation_mode(params) if params.backend == "instrumentation" else ""
+    if workload is not None:
+        return workload_command(params, info, workload, session, mode, environ)
+    python, script = params.python, str(payload)
     if not params.profile:
         argv = [python, script, *payload_args(params)]
     elif params.mode == "cli":
-        argv = [python, "-m", "triton.profiler.proton", "-n", str(session)]
-        argv += ["-b", params.backend] if params.backend != "auto" else []
-        argv += ["-c", params.context] if params.context != "shadow" else []
-        argv += ["-k", "triton"] if params.hook else []
-        argv += ["-d", "trace"] if params.data == "trace" else []
-        argv += ["-m", mode] if mode else []
-        argv += [script, *payload_args(params)]
+        argv = [python, *proton_cli(params, session, mode), script, *payload_args(params)]
     else:
         argv = [python, script, *payload_args(params), "--proton-name", str(session),
                 "--proton-context", params.context, "--proton-hook", "triton" if params.hook else "none"]
@@ -66,10 +77,35 @@ def build_command(params: RunParams, info: InterpreterInfo, payload: Path, run_d
         argv += ["--proton-format", params.output_format] if params.output_format != "hatchet" else []
         argv += ["--proton-mode", mode] if mode else []
     changes = device_env(params, info, environ)
+    capture = session.with_name(session.name + capture_suffix(params)) if params.profile else None
+    return Command(tuple(argv), _environment(environ, changes), changes, capture)
+
+
+def _environment(environ: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
     env = {key: value for key, value in environ.items() if key not in changes}
     env.update({key: value for key, value in changes.items() if value is not None})
+    return env
+
+
+def workload_command(params: RunParams, info: InterpreterInfo, workload: Workload, session: Path, mode: str,
+                     environ: Mapping[str, str]) -> Command:
+    """A user's command: under Proton's CLI where it runs it (a script or pytest, in cli mode); else as given, with
+    the start-up hook starting Proton in each process to profile (and, under a launcher, naming each rank's files
+    even without profiling)."""
+    changes = device_env(params, info, environ)
     capture = session.with_name(session.name + capture_suffix(params)) if params.profile else None
-    return Command(tuple(argv), env, changes, capture)
+    if params.profile and params.mode == "cli" and workload.by_proton_cli:
+        target = ["pytest"] if workload.kind == PYTEST else [workload.target or ""]
+        argv = [params.python, *workload.python_options, *proton_cli(params, session, mode), *target, *workload.args]
+        return Command(tuple(argv), _environment(environ, changes), changes, capture, workload.cwd)
+    hook = None
+    if params.profile or workload.ranks:
+        hook = HookSettings(session.parent, params.name, workload.ranks, params.profile,
+                            None if params.backend == "auto" else params.backend, params.context,
+                            "triton" if params.hook else None, params.data, params.output_format, mode)
+        changes.update(hook.env(environ))
+    return Command(workload.argv, _environment(environ, changes), changes, None if workload.ranks else capture,
+                   workload.cwd, hook)
 
 
 def device_env(params: RunParams, info: InterpreterInfo, environ: Mapping[str, str]) -> dict[str, str | None]:

@@ -253,7 +253,8 @@ PARAMS: dict[str, Param] = {param.field: param for param in (  # in the order Ru
     Param("granularity", "--granularity", "warp", INSTRUMENTATION + "what one record covers: {choices}; Proton "
           "compiles only warp", "Granularity", "instrumentation: what one record covers; Proton compiles only warp",
           GRANULARITIES, offered=("warp", "cta", "warp_group")),  # one of each family; the others disabled
-    Param("name", "--name", "vecadd", "Capture name (the capture file's stem)", parse=parse_name),
+    Param("name", "--name", "vecadd", "Capture name (the capture file's stem; default: vecadd, or what the "
+          "command runs)", parse=parse_name),
     Param("python", "--python", None, "The workload's interpreter, which needs torch and triton (default: the "
           "one running proton-tui)", "Interpreter",
           "the Python that runs the payload: its torch and Triton decide what runs (Enter re-detects)",
@@ -300,10 +301,14 @@ class RunParams:
     warps: tuple[int, ...] = PARAMS["warps"].default
     buffer_size: int = PARAMS["buffer_size"].default
     granularity: str = PARAMS["granularity"].default
+    # a user's own command to profile instead of the payload (`engine.workload`), and the folder it runs in
+    command: tuple[str, ...] = ()
+    cwd: Path | None = None
 
     def __post_init__(self) -> None:
         for param in PARAMS.values():
             object.__setattr__(self, param.field, param.check(getattr(self, param.field)))
+        object.__setattr__(self, "command", tuple(self.command))
 
 
 def runs_interpreted(params: RunParams, gpu_vendor: str | None) -> bool:

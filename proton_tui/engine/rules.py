@@ -96,10 +96,10 @@ def check_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[str, 
 
 def _environment_rules(params: RunParams, info: InterpreterInfo) -> list[Finding]:
     found = []
-    if info.triton_version is None:
+    if info.triton_version is None and (params.profile or not params.command):  # a command alone may not need it
         found.append(Finding("refuse", f"triton does not import in {info.python}: {info.triton_error}; "
                                        "run with an interpreter that has Triton («python»)"))
-    if info.torch_version is None:
+    if info.torch_version is None and not params.command:  # the payload needs torch; a user's command may not
         found.append(Finding("refuse", f"torch does not import in {info.python}: {info.torch_error}; "
                                        "the payload needs it («python»)"))
     if isinstance(params.device, int) and params.device >= info.gpu_count:
@@ -145,7 +145,7 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
         found.append(Finding("refuse", f"Proton's command line writes a tree as .hatchet only: format "
                                        f"{params.output_format} needs «mode env» (the payload finalizes Proton with "
                                        "it)"))
-    if backend == "instrumentation" and params.payload is not None:
+    if backend == "instrumentation" and (params.payload is not None or params.command):
         empty = "an empty (0-byte) .chrome_trace" if params.data == "trace" else "an empty tree (ROOT only)"
         found.append(Finding("warn", "the instrumentation backend records only kernels built with proton.language "
                                      f"scopes: a kernel without them yields {empty} (the bundled vecadd runs its "
@@ -158,8 +158,9 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
         found.append(Finding("refuse", "«device» cpu runs the Triton interpreter, which Proton cannot profile: "
                                        "«no-profile» runs the payload alone, or «cpu check» checks it in seconds"))
     elif not info.gpu_vendor:
-        found.append(Finding("refuse", f"{info.python} sees no GPU, and Proton profiles only on one: «cpu check» "
-                                       "checks the payload through the Triton interpreter in seconds"))
+        instead = ("«no-profile» runs the command alone" if params.command else
+                   "«cpu check» checks the payload through the Triton interpreter in seconds")
+        found.append(Finding("refuse", f"{info.python} sees no GPU, and Proton profiles only on one: {instead}"))
     return found
 
 

@@ -63,7 +63,7 @@ class ProcessResult:
 
 async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mapping[str, str] | None = None,
                       timeout: float | None = None, stop: asyncio.Event | None = None,
-                      grace_s: float = 2.0) -> ProcessResult:
+                      grace_s: float = 2.0, cwd: str | os.PathLike | None = None) -> ProcessResult:
     """Run ``argv`` and call ``on_lines`` with each batch of lines as it arrives.
 
     Setting ``stop`` or passing ``timeout`` ends the process group (SIGTERM, then SIGKILL after ``grace_s``)
@@ -73,7 +73,7 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     watchdog.start()  # before the child, so that no moment of its life goes unwatched but the spawn itself
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        env=None if env is None else dict(env), start_new_session=True)
+        env=None if env is None else dict(env), start_new_session=True, cwd=cwd)
     group = proc.pid  # start_new_session makes the child a group leader
     watchdog.watch(group)  # the group dies with proton-tui, even when it is killed outright
     reader = asyncio.create_task(_pump(proc.stdout, on_lines))

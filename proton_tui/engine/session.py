@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -14,12 +14,15 @@ import msgspec
 from proton_tui import JSON_SCHEMA, __version__
 from proton_tui.engine.classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from proton_tui.engine.command import Command, build_command
-from proton_tui.engine.params import RunParams
+from proton_tui.engine.judge import RankOutcome, decide_workload_verdict
+from proton_tui.engine.params import RunParams, capture_suffix
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
+from proton_tui.engine.ranks import LauncherReport, LogTail, collect_ranks, expected_ranks
 from proton_tui.engine.rules import Finding, check_rules, resolve_backend
 from proton_tui.engine.rundir import RUN_JSON, STDOUT_LOG, create_run_dir, relevant_env
 from proton_tui.engine.runner import LineCallback, ProcessResult, run_process
+from proton_tui.engine.workload import Workload, command_interpreter, parse_workload
 from proton_tui.hatchet import CaptureError, Profile, open_capture
 from proton_tui.records import (
     InterpreterRecord,
@@ -50,7 +53,8 @@ class RunPlan:
     info: InterpreterInfo
     findings: tuple[Finding, ...]
     backend_resolved: str | None  # what Proton will use; the capture itself does not say
-    payload: Path
+    payload: Path | None  # None for a user's command (`workload`)
+    workload: Workload | None = None
 
     @property
     def refusal(self) -> Verdict | None:
@@ -111,11 +115,23 @@ def backend_text(record: RunRecord) -> str:
 
 
 def plan_run(params: RunParams, environ: Mapping[str, str] | None = None) -> RunPlan:
-    """Probe the workload's interpreter (cached) and apply the rules. Raises ProbeError or FileNotFoundError."""
+    """Probe the workload's interpreter (cached) and apply the rules. Raises ProbeError, FileNotFoundError or, for a
+    user's command that cannot run, WorkloadError."""
+    workload, notes = None, []
+    if params.command:
+        workload = parse_workload(params.command, params.cwd, environ)
+        python = command_interpreter(workload, params.python, environ)
+        if not workload.by_proton_cli and params.mode == "cli" and params.profile:
+            notes.append(Finding("warn", f"{workload.kind} {workload.target}: Proton's command line runs only a "
+                                         "script or pytest, so the command runs as given and proton-tui's start-up "
+                                         "hook starts Proton in each process it profiles (mode env)"))
+        mode = params.mode if workload.by_proton_cli else "env"
+        params = replace(params, python=python, mode=mode, cwd=workload.cwd)
     info = probe_interpreter(params.python)
-    findings = tuple(check_rules(params, info, environ))
+    findings = tuple(check_rules(params, info, environ)) + tuple(notes)
     backend = resolve_backend(params.backend, info) if params.profile else None
-    return RunPlan(params, info, findings, backend, params.payload or payload_path())
+    return RunPlan(params, info, findings, backend, None if workload else params.payload or payload_path(),
+                   workload)
 
 
 async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, stop: asyncio.Event | None = None,
@@ -128,27 +144,57 @@ async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, st
         raise ValueError(plan.refusal.message)
     params, started_at = plan.params, datetime.now()
     run_dir = create_run_dir(params.output, params.name, started_at)
-    command = build_command(params, plan.info, plan.payload, run_dir, environ)
+    command = build_command(params, plan.info, plan.payload, run_dir, environ, plan.workload)
+    if command.hook is not None:
+        command.hook.install()
     if on_start:
         on_start(run_dir, command)
-    classifier = OutputClassifier()
+    stream = _Stream(OutputClassifier(), LauncherReport())
     unwritten: list[str] = []
     with _Log(run_dir / STDOUT_LOG, unwritten) as log:
-        def deliver(lines: list[str]) -> None:
+        def deliver(lines: list[str], launcher: bool = True) -> None:
             log.write("".join(line + "\n" for line in lines))
-            classifier.feed(lines)
+            if launcher:
+                stream.classifier.feed(lines)
+                stream.launcher.feed(lines)
             if on_lines:
                 on_lines(lines)
             if on_signals:
-                on_signals(msgspec.structs.replace(classifier.signals))
+                on_signals(msgspec.structs.replace(stream.classifier.signals))
 
+        ended = asyncio.Event()
+        tail = LogTail(run_dir, lambda lines: deliver(lines, launcher=False), stream.rank_lines)
+        follow = asyncio.ensure_future(tail.follow(ended)) if command.hook and command.hook.ranks else None
         try:
-            process = await run_process(command.argv, deliver, env=command.env, timeout=params.timeout, stop=stop)
+            process = await run_process(command.argv, deliver, env=command.env, timeout=params.timeout, stop=stop,
+                                        cwd=command.cwd)
         except asyncio.CancelledError:
             process = ProcessResult(None, "cancelled", (datetime.now() - started_at).total_seconds())
-            _finish(plan, run_dir, command, classifier, process, started_at, unwritten)
+            await _stop_following(follow, ended)
+            _finish(plan, run_dir, command, stream, process, started_at, unwritten)
             raise
-    return _finish(plan, run_dir, command, classifier, process, started_at, unwritten)
+        await _stop_following(follow, ended)
+    return _finish(plan, run_dir, command, stream, process, started_at, unwritten)
+
+
+async def _stop_following(follow: asyncio.Future | None, ended: asyncio.Event) -> None:
+    ended.set()
+    if follow is not None:
+        await asyncio.shield(follow)
+
+
+@dataclass
+class _Stream:
+    """What the run's output said: the launcher's stream (its signals, its report of ranks that died), and each
+    rank's own classifier, fed from its log."""
+
+    classifier: OutputClassifier
+    launcher: LauncherReport
+    ranks: dict[str, OutputClassifier] | None = None
+
+    def rank_lines(self, label: str, lines: list[str]) -> None:
+        self.ranks = self.ranks or {}
+        self.ranks.setdefault(label, OutputClassifier()).feed(lines)
 
 
 class _Log:
@@ -191,13 +237,22 @@ class _Log:
                 self._failed(error)
 
 
-def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputClassifier, process: ProcessResult,
+def _finish(plan: RunPlan, run_dir: Path, command: Command, stream: _Stream, process: ProcessResult,
             started_at: datetime, unwritten: list[str]) -> RunResult:
+    classifier = stream.classifier
     record = run_record(plan, run_dir, command, classifier, process, started_at)
     profile, capture = None, None
     if command.capture_path is not None:
         capture, profile = capture_status(command.capture_path, record)
-    verdict = decide_verdict(classifier, process, capture, plan.params.backend)
+    if plan.workload is None:
+        verdict = decide_verdict(classifier, process, capture, plan.params.backend)
+    else:
+        ranks, outcomes = None, None
+        if command.hook is not None and command.hook.ranks:
+            ranks, outcomes, profile = _ranks(plan, run_dir, stream, record)
+        verdict = decide_workload_verdict(classifier, process, plan.params.profile, capture, outcomes,
+                                          stream.launcher.first)
+        record = msgspec.structs.replace(record, workload=plan.workload.kind, ranks=ranks or [])
     record = msgspec.structs.replace(
         record, verdict=verdict.outcome.value, message=verdict.message, hints=list(verdict.hints),
         metrics_summary=profile.metrics_summary() if profile is not None else None)
@@ -206,6 +261,24 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, classifier: OutputCl
     except UnwrittenError as error:
         unwritten.append(str(error))
     return RunResult(run_dir, command, verdict, record.signals, process, profile, record, tuple(unwritten))
+
+
+def _ranks(plan: RunPlan, run_dir: Path, stream: _Stream, record: RunRecord):
+    """The sidecars of the ranks, completed; each expected rank's outcome; the first rank's profile (for the
+    kernel table)."""
+    profiling = plan.params.profile
+    ranks = collect_ranks(run_dir, capture_suffix(plan.params) if profiling else None, stream.launcher)
+    by_rank = {rank.rank: rank for rank in ranks}
+    outcomes, first = [], None
+    for number in sorted(set(expected_ranks(ranks, stream.launcher)) | set(by_rank) - {None}):
+        sidecar = by_rank.get(number)
+        status = None
+        if profiling and sidecar is not None and sidecar.capture:
+            status, profile = capture_status(Path(sidecar.capture), record)
+            first = first or profile
+        classifier = (stream.ranks or {}).get(f"rank {number}")
+        outcomes.append(RankOutcome(number, sidecar, status, classifier.signals.exception if classifier else None))
+    return ranks, outcomes, first
 
 
 def pinning(command: Command) -> dict[str, str]:
@@ -236,7 +309,8 @@ def run_record(plan: RunPlan, run_dir: Path, command: Command, classifier: Outpu
     return RunRecord(
         schema=JSON_SCHEMA, tool=f"proton-tui {__version__}", run_dir=str(run_dir),
         started_at=started_at.isoformat(timespec="seconds"), finished_at=datetime.now().isoformat(timespec="seconds"),
-        params=recorded, payload=str(plan.payload), argv=list(command.argv), command=command.display(),
+        params=recorded, payload=str(plan.payload) if plan.payload else None, argv=list(command.argv),
+        command=command.display(),
         env=relevant_env(command.env), env_changes=dict(command.env_changes),
         interpreter=InterpreterRecord.of(plan.info),
         backend_requested=params.backend if params.profile else None, backend_resolved=plan.backend_resolved,

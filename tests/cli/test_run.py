@@ -247,7 +247,7 @@ def test_run_help_shows_the_parameter_tables_defaults_and_choices():
         if param.interpreter_default is not None:
             assert f"(default: {param.text}; {param.interpreter_default} through the Triton interpreter)" in text
         elif isinstance(param.default, str) and param.default:
-            assert f"[default: {param.default}]" in text, flag
+            assert f"default: {param.default}" in text, flag
         for choice in param.choices:
             assert re.search(rf"\b{choice}\b", text), (flag, choice)
 

@@ -157,7 +157,7 @@ def test_cancel_and_timeout_win():
 
 
 def test_outcomes_are_distinct_labels():
-    assert len({outcome.value for outcome in Outcome}) == len(Outcome) == 9
+    assert len({outcome.value for outcome in Outcome}) == len(Outcome) == 10
 
 
 def test_capture_status_of_real_captures(tmp_path):

@@ -10,61 +10,13 @@ and what today's writer stores but an older one did not is worked out once here,
 from __future__ import annotations
 
 import enum
-import os
-import tempfile
 from pathlib import Path
 
 import msgspec
 
 from proton_tui import JSON_SCHEMA
-
-
-class RecordError(ValueError):
-    """A record file that cannot be read as its record: the message is one line naming the file."""
-
-
-class UnwrittenError(OSError):
-    """A file that could not be written whole (a full disk, a file-size limit, no rights): one line naming it."""
-
-    def __init__(self, path: Path, error: OSError):
-        super().__init__(error.errno, f"{path}: cannot be written: {error.strerror or error}")
-
-    def __str__(self) -> str:
-        return self.strerror
-
-
-_ENCODER = msgspec.json.Encoder(enc_hook=str)  # a value JSON has no type for is written as its text
-
-
-def _write(path: Path, record: msgspec.Struct) -> Path:
-    """Write a record as indented JSON through a temporary file renamed over `path`; nothing partial is left."""
-    document = msgspec.json.format(_ENCODER.encode(record), indent=2) + b"\n"
-    try:
-        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    except OSError as error:
-        raise UnwrittenError(path, error) from None
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(document)
-        os.replace(partial, path)
-    except BaseException as error:
-        Path(partial).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise UnwrittenError(path, error) from None
-        raise
-    return path
-
-
-def _read(path: Path, kind: type[msgspec.Struct], name: str = "record"):
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise RecordError(f"{path}: {name} cannot be read: {error.strerror or error}") from None
-    try:
-        return msgspec.json.decode(data, type=kind)
-    except msgspec.DecodeError as error:
-        raise RecordError(f"{path}: not a {name}: {error}") from None
-
+from proton_tui.records.files import RecordError, UnwrittenError, _read, _write  # noqa: F401
+from proton_tui.records.ranks import RankRecord
 
 try:
     from enum import StrEnum as _StrEnum
@@ -81,6 +33,7 @@ class Outcome(enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
     PAYLOAD_ERROR = "payload error"
+    COMMAND_FAILED = "command failed"  # a user's command (no PASS line): its exit status or a rank's end
     NO_CAPTURE = "no capture written"
     EMPTY_CAPTURE = "empty capture"
     BAD_CAPTURE = "unreadable capture"
@@ -157,6 +110,8 @@ class RecordedParams(msgspec.Struct):
     warps: list[int] = msgspec.field(default_factory=list)
     buffer_size: int = 0
     granularity: str = "warp"
+    command: list[str] = msgspec.field(default_factory=list)  # a user's command (empty: the payload)
+    cwd: str | None = None
 
 
 class RecordedFinding(msgspec.Struct):
@@ -189,7 +144,8 @@ def payload_launches(params: RecordedParams) -> tuple[int | None, int | None]:
     """The bundled payload's launches of its kernel (once, then `iters` times) and CTAs per launch (size over
     block_size); (None, None) for another script, which launches what it launches."""
     size, block, iters = params.size, params.block_size, params.iters
-    if params.payload is not None or not all(isinstance(value, int) and value > 0 for value in (size, block, iters)):
+    if params.payload is not None or params.command or not all(
+            isinstance(value, int) and value > 0 for value in (size, block, iters)):
         return None, None
     return iters + 1, -(-size // block)
 
@@ -236,6 +192,9 @@ class RunRecord(msgspec.Struct):
     launches: int | None | msgspec.UnsetType = msgspec.UNSET
     ctas: int | None | msgspec.UnsetType = msgspec.UNSET
     signals: OutputSignals | msgspec.UnsetType = msgspec.UNSET  # the stream, as it was read live
+    # a user's command: its kind (engine.workload), and each profiled process's sidecar (records.ranks)
+    workload: str | None = None
+    ranks: list[RankRecord] = msgspec.field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.schema != JSON_SCHEMA:
@@ -267,135 +226,3 @@ def write_run_record(path: Path, record: RunRecord) -> Path:
 def read_run_record(path: Path) -> RunRecord:
     """Read run.json; RecordError naming the file when it is not a run record."""
     return _read(Path(path), RunRecord, RUN_RECORD)
-
-
-# ---- check.json --------------------------------------------------------------------------------------------------
-class CheckRow(msgspec.Struct):
-    """One GPU's (or ``--cpu`` job's) result of a box check. Numbers are None where unknown (engine.check says
-    where each comes from)."""
-
-    index: int
-    label: str
-    name: str
-    verdict: RowVerdict  # a run's outcome ("PASS", "FAIL", "payload error", …) or "error"
-    passed: bool
-    message: str = ""
-    max_abs_err: float | None = None
-    kernel_us: float | None = None  # per launch
-    kernel_time_source: str | None = None  # "capture" or "payload loop"
-    gbps: float | None = None  # the number the table shows and flagging uses
-    gbps_source: str | None = None  # "capture" or "payload loop"
-    payload_gbps: float | None = None  # the payload's timed-loop number, always kept for reference
-    capture_gbps: float | None = None
-    peak_gbps: float | None = None  # from the capture's device_info
-    peak_percent: float | None = None
-    peak_note: str | None = None  # why the peak is unknown
-    capture: str | None = None
-    run_dir: str | None = None
-    pinning: dict[str, str | None] = msgspec.field(default_factory=dict)
-    wall_s: float | None = None
-    started_at: float | None = None  # epoch seconds: when the process was started, and when it was judged
-    finished_at: float | None = None
-    flagged: bool = False
-    flag_reason: str | None = None
-    readings: dict | None = None  # the GPU's NVML readings around its run (gpuhealth), None when not read
-    causes: list[str] = msgspec.field(default_factory=list)  # every likely cause the readings show, likeliest first
-    likely_cause: str = ""  # what the table shows: the likeliest cause, or that a slow GPU shows none
-
-    def __post_init__(self) -> None:
-        self.verdict = row_verdict(self.verdict)
-
-
-class CheckRecord(msgspec.Struct):
-    """check.json: the whole box check."""
-
-    schema: str
-    tool: str
-    mode: str  # "gpu" or "cpu"
-    python: str
-    size: int
-    iters: int
-    profile: bool
-    min_fraction: float
-    interpreter: dict = msgspec.field(default_factory=dict)
-    median_gbps: float | None = None
-    threshold_gbps: float | None = None
-    check_dir: str | None = None
-    warnings: list[str] = msgspec.field(default_factory=list)
-    readings_note: str | None = None
-    rows: list[CheckRow] = msgspec.field(default_factory=list)
-    passed: int = 0
-    failed: int = 0
-    cancelled: int = 0
-    flagged: int = 0
-    exit_code: int = 1
-
-
-def write_check(path: Path, record: CheckRecord) -> Path:
-    return _write(path, record)
-
-
-def read_check(path: Path) -> CheckRecord:
-    return _read(path, CheckRecord, "check record")
-
-
-# ---- doctor.json -------------------------------------------------------------------------------------------------
-class Fact(msgspec.Struct, frozen=True):
-    """One thing that decides whether Proton works here: ``state`` ok, warn, fail or info; a remedy when wrong."""
-
-    name: str
-    state: str
-    value: str
-    remedy: str | None = None
-
-
-class CellRecord(msgspec.Struct):
-    """One cell of the doctor's matrix: what the rules expect of it and what proved it."""
-
-    backend: str
-    context: str
-    data: str
-    format: str
-    mode: str
-    expected: str  # "works" or "refused"
-    proved: RowVerdict
-    ok: bool
-    cell: str = ""  # the cell in one word
-    kind: str = "capture"  # or "cpu"
-    backend_resolved: str | None = None
-    expected_metric: str | None = None
-    reasons: list[str] = msgspec.field(default_factory=list)
-    metric: str | None = None
-    message: str = ""
-    remedy: str | None = None
-    run_dir: str | None = None
-    stdout_log: str | None = None
-    wall_s: float | None = None
-
-
-class DoctorRecord(msgspec.Struct):
-    """doctor.json: the facts, every cell, and the verdict."""
-
-    python: str
-    facts: list[Fact]
-    cells: list[CellRecord]
-    schema: str = ""
-    tool: str = ""
-    interpreter: dict = msgspec.field(default_factory=dict)
-    gpu: int | None = None
-    doctor_dir: str | None = None
-    passed: int = 0
-    failed: int = 0
-    refused: int = 0
-    cancelled_cells: int = 0
-    cancelled: bool = False
-    verdict: str = ""
-    exit_code: int = 1
-
-
-def write_doctor(path: Path, record: DoctorRecord) -> Path:
-    return _write(path, record)
-
-
-def read_doctor(path: Path) -> DoctorRecord:
-    return _read(path, DoctorRecord, "doctor record")

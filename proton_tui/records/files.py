@@ -1,0 +1,56 @@
+"""Reading and writing a record: whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import msgspec
+
+
+class RecordError(ValueError):
+    """A record file that cannot be read as its record: the message is one line naming the file."""
+
+
+class UnwrittenError(OSError):
+    """A file that could not be written whole (a full disk, a file-size limit, no rights): one line naming it."""
+
+    def __init__(self, path: Path, error: OSError):
+        super().__init__(error.errno, f"{path}: cannot be written: {error.strerror or error}")
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=str)  # a value JSON has no type for is written as its text
+
+
+def _write(path: Path, record: msgspec.Struct) -> Path:
+    """Write a record as indented JSON through a temporary file renamed over `path`; nothing partial is left."""
+    document = msgspec.json.format(_ENCODER.encode(record), indent=2) + b"\n"
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as error:
+        raise UnwrittenError(path, error) from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(document)
+        os.replace(partial, path)
+    except BaseException as error:
+        Path(partial).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise UnwrittenError(path, error) from None
+        raise
+    return path
+
+
+def _read(path: Path, kind: type[msgspec.Struct], name: str = "record"):
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise RecordError(f"{path}: {name} cannot be read: {error.strerror or error}") from None
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.DecodeError as error:
+        raise RecordError(f"{path}: not a {name}: {error}") from None

@@ -1,0 +1,98 @@
+"""The start-up hook in real Python processes: which process it acts in, its sidecar, a failed Proton start that
+leaves the workload running, a `sitecustomize` the workload already had, the end on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from proton_tui.engine.workload import HookSettings
+from proton_tui.records import read_sidecar
+
+CLEAN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+         "PROTON_TUI_PROFILED", "PROTON_TUI_HOOK", "PYTHONPATH")
+
+
+def hooked(tmp_path: Path, *, ranks: bool = False, profile: bool = False, extra: dict | None = None,
+           user_path: Path | None = None) -> dict[str, str]:
+    settings = HookSettings(tmp_path, "job", ranks, profile)
+    settings.install()
+    environ = {key: value for key, value in os.environ.items() if key not in CLEAN}
+    if user_path is not None:
+        environ["PYTHONPATH"] = str(user_path)
+    return {**environ, **settings.env(environ), **(extra or {})}
+
+
+def run(env: dict[str, str], code: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_one_process_gets_a_sidecar_and_its_children_pass(tmp_path):
+    code = """\
+        import os, subprocess, sys
+        print("parent", os.environ.get("PROTON_TUI_PROFILED") == str(os.getpid()))
+        subprocess.run([sys.executable, "-c", "print('child ran')"], check=True)
+    """
+    done = run(hooked(tmp_path), code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["parent True", "child ran"]
+    (sidecar,) = tmp_path.glob("*.sidecar.json")  # the child made none
+    record = read_sidecar(sidecar)
+    assert sidecar.name == "job.sidecar.json" and record.stem == "job" and record.rank is None
+    assert record.finalized and record.pid > 0 and not record.profiling
+
+
+def test_under_a_launcher_only_a_process_with_a_rank_acts(tmp_path):
+    code = "print('no rank here')"
+    assert run(hooked(tmp_path, ranks=True), code, tmp_path).stdout == "no rank here\n"
+    assert not list(tmp_path.glob("*.sidecar.json"))
+    done = run(hooked(tmp_path, ranks=True, extra={"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "1"}),
+               "print('rank three')", tmp_path)
+    assert done.stdout == ""  # it went to the rank's log
+    assert (tmp_path / "job.rank3.log").read_text() == "rank three\n"
+    record = read_sidecar(tmp_path / "job.rank3.sidecar.json")
+    assert (record.rank, record.world_size, record.local_rank, record.rank_variable) == (3, 4, 1, "SLURM_PROCID")
+
+
+def test_a_proton_that_cannot_start_leaves_the_workload_running(tmp_path):
+    """On a machine without a GPU Triton has no driver: the hook says so in one line and in the sidecar."""
+    done = run(hooked(tmp_path, profile=True), "print('workload ran')", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "workload ran\n"
+    record = read_sidecar(tmp_path / "job.sidecar.json")
+    assert not record.profiling and record.proton_error and "active drivers" in record.proton_error
+    assert record.triton_version
+    assert f"proton-tui: Proton did not start in pid {record.pid}: " in done.stderr
+
+
+def test_the_workloads_own_sitecustomize_still_runs(tmp_path):
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text("import builtins\nbuiltins.USER_SITE_RAN = True\n")
+    done = run(hooked(tmp_path, user_path=user), "print(USER_SITE_RAN)", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"
+    assert (tmp_path / "job.sidecar.json").exists()
+
+
+def test_sigterm_ends_the_process_as_it_would_after_the_hooks_end(tmp_path):
+    code = """\
+        import time
+        print("ready", flush=True)
+        time.sleep(60)
+    """
+    env = hooked(tmp_path)
+    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == -signal.SIGTERM
+    record = read_sidecar(tmp_path / "job.sidecar.json")
+    assert record.finalized and record.finished_ns >= record.started_ns
+    assert time.time_ns() >= record.finished_ns
