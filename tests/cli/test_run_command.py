@@ -157,3 +157,97 @@ def test_a_rank_that_raises_is_named_with_its_exception(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert ("(rank 1: exited with code 1; raised RuntimeError: boom on rank 1 (the first to fail); rank 0: "
             in done.stdout), done.stdout
+
+
+# --- GPU: a workload profiled for real (skipped without a GPU) ---------------------------------------------------
+GPU_STEP = textwrap.dedent("""\
+    import sys
+    import torch
+    import triton.profiler as proton
+    x = torch.randn(512, 512, device="cuda")
+    for step in range(2):
+        with proton.scope(f"step{step}"):
+            y = (x @ x).relu().sum()
+    torch.cuda.synchronize()
+    print("gpu step done", float(y) == float(y))
+""")
+GPU_RANKS = textwrap.dedent("""\
+    import sys
+    import torch
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    x = torch.randn(1024, 1024, device="cuda")
+    for step in range(3):
+        y = x @ x
+        if rank == 1:  # the slow rank
+            for _ in range(8):
+                y = y @ x
+        total = torch.tensor([float(y.sum())])
+        dist.all_reduce(total)
+    torch.cuda.synchronize()
+    print(f"rank {rank} done", flush=True)
+    if "--raise" in sys.argv and rank == 1:
+        raise RuntimeError("rank 1 gave up")
+    dist.destroy_process_group()
+""")
+
+
+def needs_gpu() -> None:
+    from proton_tui.engine.probe import probe_interpreter
+
+    if not probe_interpreter(PYTHON).gpu_count:
+        pytest.skip("needs a CUDA or ROCm GPU with Proton; this machine has none")
+
+
+def profiled(tmp_path: Path, *command: str, options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return proton_tui(tmp_path, *command, options=options, timeout=560)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("how", ["script", "module"])
+def test_gpu_a_script_is_captured_by_protons_cli_and_a_module_by_the_hook(tmp_path, how):
+    needs_gpu()
+    write(tmp_path / "gpustep.py", GPU_STEP)
+    command = (PYTHON, "gpustep.py") if how == "script" else (PYTHON, "-m", "gpustep")
+    done = profiled(tmp_path, *command)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = the_run(tmp_path)
+    capture = run_dir / "gpustep.hatchet"
+    assert f"verdict: PASS: the command exited 0; capture {capture}" in done.stdout
+    record = read_run_record(run_dir / "run.json")
+    assert record.workload == how and record.capture == str(capture)
+    assert ("triton.profiler.proton" in record.argv) == (how == "script")
+    from proton_tui.hatchet import open_capture
+
+    profile = open_capture(capture)
+    assert not profile.is_empty and {"step0", "step1"} <= set(profile.names)
+
+
+@pytest.mark.gpu
+def test_gpu_two_ranks_on_one_gpu_each_leave_a_capture_and_a_sidecar(tmp_path):
+    needs_gpu()
+    write(tmp_path / "ranks.py", GPU_RANKS)
+    done = profiled(tmp_path, TORCHRUN, "--nproc-per-node", "2", "ranks.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: PASS: the command exited 0; captured 2 of 2 ranks" in done.stdout
+    run_dir = the_run(tmp_path)
+    record = read_run_record(run_dir / "run.json")
+    from proton_tui.hatchet import open_capture
+
+    totals = []
+    for number, rank in enumerate(record.ranks):
+        assert rank.rank == number and rank.profiling and rank.finalized and rank.gpu_uuid
+        assert rank.capture == str(run_dir / f"ranks.rank{number}.hatchet")
+        totals.append(open_capture(rank.capture).total)
+    assert totals[1] > totals[0]  # the slow rank's GPU time shows in its own capture
+
+
+@pytest.mark.gpu
+def test_gpu_a_rank_that_raises_is_named_and_the_other_still_leaves_its_capture(tmp_path):
+    needs_gpu()
+    write(tmp_path / "ranks.py", GPU_RANKS)
+    done = profiled(tmp_path, TORCHRUN, "--nproc-per-node", "2", "ranks.py", "--raise")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "raised RuntimeError: rank 1 gave up (the first to fail)" in done.stdout, done.stdout
+    assert (the_run(tmp_path) / "ranks.rank0.hatchet").is_file()
