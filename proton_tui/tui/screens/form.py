@@ -28,7 +28,9 @@ from proton_tui.engine.params import (
 from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpreter
 from proton_tui.engine.rules import Finding, check_rules
 from proton_tui.engine.sizes import interpreter_seconds
+from proton_tui.engine.workload import WorkloadError
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.workload_panel import COMMAND, WorkloadPanel
 from proton_tui.view.formatting import counted
 
 
@@ -126,6 +128,7 @@ class FormScreen(Screen):
             yield Static(Text("Detecting the interpreter…"), id="detection")
             with Horizontal(id="columns"):
                 with Vertical(classes="column"):
+                    yield WorkloadPanel()
                     with Vertical(id="payload-panel", classes="panel") as payload:
                         payload.border_title = "Payload: vecadd"
                         for field in FIELDS:
@@ -233,6 +236,13 @@ class FormScreen(Screen):
                           granularity=self._choice("granularity"))
         if self.output is not None:
             values["output"] = self.output
+        try:
+            workload = self.query_one(WorkloadPanel).workload()
+        except WorkloadError as error:
+            raise ParamError("Command", str(error)) from None
+        if workload is not None:  # a command of the user's: the payload's fields do not apply
+            values = {key: value for key, value in values.items() if key not in FIELDS}
+            values.update(command=workload.argv, cwd=workload.cwd, name=workload.default_name)
         return RunParams(**{**values, **overrides})
 
     def findings_for(self, params: RunParams) -> list[Finding]:
@@ -240,6 +250,7 @@ class FormScreen(Screen):
 
     def refresh_form(self) -> None:
         """Re-check everything: field messages, backends this interpreter cannot run, rules, the Run button."""
+        self.query_one("#payload-panel").disabled = self.query_one(WorkloadPanel).chosen == COMMAND
         try:
             params = self.form_params()
         except ParamError as error:  # named by the form's label for that option, not by its flag
@@ -308,6 +319,7 @@ class FormScreen(Screen):
     @on(RadioSet.Changed)
     @on(Switch.Changed)
     @on(Select.Changed)
+    @on(WorkloadPanel.Changed)
     def choice_changed(self) -> None:
         self.refresh_form()
 
@@ -323,7 +335,8 @@ class FormScreen(Screen):
     def action_cpu_check(self) -> None:
         """The payload through the Triton interpreter, unprofiled."""
         try:
-            params = self.form_params(device="cpu", profile=False)
+            params = self.form_params(device="cpu", profile=False, command=(), cwd=None,  # the payload, always
+                                      name=PARAMS["name"].default)
         except ParamError as error:
             self.notify(f"{label_of(error.flag)}: {error.reason}", severity="error")
             return
@@ -334,7 +347,7 @@ class FormScreen(Screen):
         for Size and Iterations left at their defaults (`interpreter_sized`, as the command line does), saying so,
         or up front about how long the interpreter takes at a larger size."""
         vendor = self.info.gpu_vendor if self.info is not None else ""
-        if not params.profile and runs_interpreted(params, vendor):
+        if not params.profile and runs_interpreted(params, vendor) and not params.command:
             given = {field for field in SIZING
                      if self.query_one(f"#{field}", Input).value.strip() != PARAMS[field].text}
             sized = interpreter_sized(params, vendor, given)
