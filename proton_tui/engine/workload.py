@@ -59,6 +59,8 @@ class Workload:
                 return _name_of(Path(word).stem)
         if self.kind == MODULE and self.target:
             return _name_of(self.target.rsplit(".", 1)[-1])
+        if self.target in ("-c", "-"):
+            return "workload"
         return _name_of(Path(self.target or "workload").name)
 
     def display(self) -> str:
