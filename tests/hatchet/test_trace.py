@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections import Counter
 
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.hatchet.cycles import UNATTRIBUTED
-from tests.helpers import CLI, FIXTURES
+from tests.helpers import CLI, FIXTURES, REPO
 
 V36 = FIXTURES / "vecadd_trace.chrome_trace"  # Triton 3.6.0 on an H200: the payload, 5 launches
 V39 = FIXTURES / "triton390_two_streams.chrome_trace"  # Triton 3.9.0: two streams, scopes, flows
@@ -142,3 +143,30 @@ def test_an_instrumentation_trace_nests_each_warps_scopes_in_cycles():
     for scope in ("kernel", "load", "compute", "store"):
         expected = sum(event["dur"] for event in raw if event["name"] == scope) * 1000
         assert profile.own[names[scope]] == pytest.approx(expected)
+
+
+def test_a_lanes_events_are_its_own_run_not_a_scan_of_the_trace(tmp_path):
+    """`lane_events` of every lane reads each event once in all (the JSON of an instrumentation trace asks it of each
+    of its thousands of lanes): the same events, in time order, as a scan would find."""
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_instr_trace.py"), "--ctas", "16", "--launches",
+                    "3", "--out", str(tmp_path)], check=True, capture_output=True, timeout=120)
+    (path,) = tmp_path.glob("*.chrome_trace")
+    trace = load_profile(path).trace
+    expected = {lane: [event for event in trace.events if event.lane == lane]
+                for lane in range(len(trace.lanes))}
+
+    class Counted(list):
+        reads = 0
+
+        def __iter__(self):
+            Counted.reads += 1
+            return super().__iter__()
+
+        def __getitem__(self, index):
+            Counted.reads += isinstance(index, slice) and index == slice(None)
+            return super().__getitem__(index)
+
+    trace.events = Counted(trace.events)
+    found = {lane: trace.lane_events(lane, None) for lane in range(len(trace.lanes))}
+    assert found == expected and len(trace.lanes) > 100
+    assert Counted.reads <= 1, f"the whole trace was read {Counted.reads} times for {len(trace.lanes)} lanes"
