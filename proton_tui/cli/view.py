@@ -67,6 +67,11 @@ def view(
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
+    if file.is_dir():  # a rank set: one capture per rank
+        from proton_tui.cli.ranks import view_rank_set
+
+        view_rank_set(file, as_json, names_form, raw_names)
+        return
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)
     if sort not in SORT_KEYS:

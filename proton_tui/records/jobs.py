@@ -9,6 +9,8 @@ import msgspec
 from proton_tui.records.base import RowVerdict, row_verdict
 from proton_tui.records.files import _read, _write
 
+MIN_FRACTION = 0.9  # a GPU (or a rank) is flagged when the median does under this fraction of its work
+
 
 # ---- check.json --------------------------------------------------------------------------------------------------
 class CheckRow(msgspec.Struct):

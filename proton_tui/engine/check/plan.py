@@ -25,9 +25,9 @@ from proton_tui.engine.rules import Finding, check_rules, resolve_backend, versi
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.engine.session import RunPlan
 from proton_tui.engine.sizes import CHECK_SIZE, CPU_ITERS, CPU_SIZE, GPU_ITERS
+from proton_tui.records import MIN_FRACTION
 from proton_tui.view.formatting import counted
 
-MIN_FRACTION = 0.9
 TIMEOUT_S = 600.0  # per GPU: a hung GPU is one of the things a box check is for
 MAX_JOBS = 64
 INTERPRETER_NAME = "Triton interpreter (CPU)"

@@ -1,0 +1,226 @@
+"""A rank set: one capture per rank of a workload (a run folder of `run -- torchrun …`, any folder of captures, or
+files given in order), compared kernel by kernel and rank by rank, as text and JSON.
+
+A capture's rank comes from the sidecar beside it (`<stem>.sidecar.json`, written by the start-up hook), else from a
+``rank<R>`` in its file name, else from the order given; the set says which."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from proton_tui import JSON_SCHEMA
+from proton_tui.console import path_text, printable
+from proton_tui.hatchet import CaptureError, Profile, open_capture
+from proton_tui.records import MIN_FRACTION, RankRecord, RecordError, read_sidecar
+from proton_tui.records.ranks import SIDECAR_SUFFIX
+from proton_tui.view.formatting import counted, format_count, format_ratio, format_value
+from proton_tui.view.names import Names
+
+CAPTURE_SUFFIXES = (".hatchet", ".hatchet_msgpack", ".chrome_trace")
+RANK_IN_NAME = re.compile(r"(?:^|[._-])rank[._-]?(\d+)(?:[._-]|$)")
+FROM_SIDECAR, FROM_NAME, FROM_ORDER = "sidecar", "file name", "order given"
+
+
+class RankSetError(ValueError):
+    """Captures that cannot be a rank set: one line naming what is wrong."""
+
+
+@dataclass(frozen=True)
+class RankCapture:
+    """One rank's capture: its number, where the number came from, the profile, and its sidecar when there is one."""
+
+    rank: int
+    source: str
+    profile: Profile
+    record: RankRecord | None = None
+
+    @property
+    def label(self) -> str:
+        return f"rank {self.rank}"
+
+    @property
+    def host(self) -> str:
+        return self.record.host if self.record is not None else ""
+
+    @property
+    def gpu(self) -> str:
+        """The GPU as the process saw it: its index and UUID, where the sidecar has them."""
+        record = self.record
+        if record is None or record.gpu_index is None:
+            return ""
+        return f"GPU {record.gpu_index}" + (f" {record.gpu_uuid}" if record.gpu_uuid else "")
+
+
+@dataclass(frozen=True)
+class KernelAcross:
+    """One kernel on every rank: its time on each (None where the rank never ran it) and the spread."""
+
+    name: str
+    values: tuple[float | None, ...]
+
+    @property
+    def present(self) -> list[float]:
+        return [value for value in self.values if value is not None]
+
+    @property
+    def minimum(self) -> float:
+        return min(self.present)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.present)
+
+    @property
+    def maximum(self) -> float:
+        return max(self.present)
+
+    @property
+    def skew(self) -> float | None:
+        """max ÷ median; None where the median is 0."""
+        median = self.median
+        return self.maximum / median if median else None
+
+    @property
+    def slowest(self) -> int:
+        """The position (in the set) of the rank that spent the most time in it."""
+        return max(range(len(self.values)), key=lambda i: (self.values[i] is not None, self.values[i] or 0))
+
+
+@dataclass(frozen=True)
+class RankSet:
+    """Every rank's capture, in rank order."""
+
+    ranks: tuple[RankCapture, ...]
+
+    @property
+    def unit(self) -> str:
+        units = {rank.profile.unit for rank in self.ranks if not rank.profile.is_empty}
+        return units.pop() if len(units) == 1 else "ns"
+
+    @property
+    def median_total(self) -> float:
+        return statistics.median(rank.profile.total for rank in self.ranks)
+
+    def flagged(self, rank: RankCapture, min_fraction: float = MIN_FRACTION) -> bool:
+        """Slower than the set's median as `check` flags a GPU: the median is under `min_fraction` of its time."""
+        return rank.profile.total > 0 and self.median_total < min_fraction * rank.profile.total
+
+    def kernels(self) -> list[KernelAcross]:
+        """Every kernel name of any rank, the largest spread (max ÷ median) first, then the largest time."""
+        stats = [{kernel.name: kernel.value for kernel in rank.profile.kernel_stats()} for rank in self.ranks]
+        rows = [KernelAcross(name, tuple(per_rank.get(name) for per_rank in stats))
+                for name in sorted({name for per_rank in stats for name in per_rank})]
+        return sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name))
+
+
+def rank_of_name(path: Path) -> int | None:
+    found = RANK_IN_NAME.search(path.name)
+    return int(found[1]) if found else None
+
+
+def rank_files(paths: list[Path]) -> list[Path]:
+    """The captures a folder holds (or the files given), in the order given."""
+    if len(paths) == 1 and paths[0].is_dir():
+        found = sorted(path for path in paths[0].iterdir() if path.name.endswith(CAPTURE_SUFFIXES))
+        if not found:
+            raise RankSetError(f"{printable(str(paths[0]))}: no Proton capture in this folder "
+                               f"({', '.join(CAPTURE_SUFFIXES)})")
+        return found
+    return paths
+
+
+def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_capture) -> RankSet:
+    """Open every rank's capture (`opener`: CaptureError for a bad one). Raises RankSetError, CaptureError."""
+    files = rank_files(paths)
+    sidecars: list[RankRecord | None] = []
+    for path in files:
+        sidecar = path.with_name(path.name.rsplit(".", 1)[0] + SIDECAR_SUFFIX)
+        try:
+            sidecars.append(read_sidecar(sidecar) if sidecar.is_file() else None)
+        except RecordError:
+            sidecars.append(None)
+    if all(record is not None and record.rank is not None for record in sidecars):
+        numbers, source = [record.rank for record in sidecars], FROM_SIDECAR
+    elif all(rank_of_name(path) is not None for path in files):
+        numbers, source = [rank_of_name(path) for path in files], FROM_NAME
+    else:
+        numbers, source = list(range(len(files))), FROM_ORDER
+    if len(set(numbers)) != len(numbers):
+        repeated = sorted({number for number in numbers if numbers.count(number) > 1})
+        raise RankSetError(f"rank {repeated[0]} has more than one capture ({source}): give one capture per rank")
+    ranks = [RankCapture(number, source, opener(path), record)
+             for number, path, record in zip(numbers, files, sidecars)]
+    units = {rank.profile.unit for rank in ranks if not rank.profile.is_empty}
+    if len(units) > 1:
+        raise RankSetError("the captures mix time in ns and cycles: a rank set compares one kind")
+    return RankSet(tuple(sorted(ranks, key=lambda rank: rank.rank)))
+
+
+def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8) -> str:
+    """The rank table, then the kernel × rank table (as many rank columns as `rank_columns`, then min, median, max,
+    max÷median and the slowest rank)."""
+    unit, ranks = rank_set.unit, rank_set.ranks
+    source = ranks[0].source if ranks else FROM_ORDER
+    lines = [f"{counted(len(ranks), 'rank')} (ranks from the {source})  median GPU time "
+             f"{format_value(rank_set.median_total, unit)}"]
+    rows = [["rank", "GPU time", "vs median", "kernels", "launches", "host", "GPU", ""]]
+    for rank in ranks:
+        profile = rank.profile
+        ratio = profile.total / rank_set.median_total if rank_set.median_total else None
+        rows.append([str(rank.rank), format_value(profile.total, unit), format_ratio(ratio),
+                     format_count(profile.kernel_count), format_count(profile.recorded_launches),
+                     printable(rank.host), printable(rank.gpu), "SLOW" if rank_set.flagged(rank) else ""])
+    lines += _aligned(rows, right=(1, 2, 3, 4))
+    kernels = rank_set.kernels()
+    shown = ranks[:rank_columns]
+    header = [f"r{rank.rank}" for rank in shown] + ["min", "median", "max", "max/med", "slowest", "kernel"]
+    rows = [header]
+    for kernel in kernels[:limit]:
+        cells = ["—" if value is None else format_value(value, unit) for value in kernel.values[:rank_columns]]
+        cells += [format_value(kernel.minimum, unit), format_value(kernel.median, unit),
+                  format_value(kernel.maximum, unit), format_ratio(kernel.skew),
+                  ranks[kernel.slowest].label, printable(names.shown(kernel.name))]
+        rows.append(cells)
+    lines += [""] + _aligned(rows, right=tuple(range(len(header) - 2)))
+    if len(ranks) > rank_columns:
+        lines.append(f"(ranks past r{shown[-1].rank} are in min, median, max; --json has every rank)")
+    if limit is not None and len(kernels) > limit:
+        lines.append(f"(+{counted(len(kernels) - limit, 'more kernel')})")
+    return "\n".join(lines) + "\n"
+
+
+def _aligned(rows: list[list[str]], right: tuple[int, ...]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+                      for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def rank_set_json(rank_set: RankSet, names: Names) -> dict:
+    """The rank set as JSON: each rank (its capture, totals, sidecar), each kernel across the ranks."""
+    ranks = rank_set.ranks
+    return {
+        "schema": JSON_SCHEMA,
+        "kind": "rank set",
+        "unit": rank_set.unit,
+        "rank_source": ranks[0].source if ranks else FROM_ORDER,
+        "median_total": rank_set.median_total,
+        "min_fraction": MIN_FRACTION,
+        "ranks": [{
+            "rank": rank.rank, "capture": path_text(rank.profile.path), "total": rank.profile.total,
+            "kernels": rank.profile.kernel_count, "launches": rank.profile.recorded_launches,
+            "host": rank.host or None, "gpu_index": rank.record.gpu_index if rank.record else None,
+            "gpu_uuid": rank.record.gpu_uuid if rank.record else None, "flagged": rank_set.flagged(rank),
+        } for rank in ranks],
+        "kernels": [{
+            "name": names.shown(kernel.name), "raw_name": kernel.name,
+            "values": list(kernel.values), "min": kernel.minimum, "median": kernel.median, "max": kernel.maximum,
+            "skew": kernel.skew, "slowest_rank": ranks[kernel.slowest].rank,
+        } for kernel in rank_set.kernels()],
+    }
+
+
+__all__ = ["CaptureError", "RankSet", "RankSetError", "open_rank_set", "rank_set_json", "rank_set_text"]
