@@ -6,17 +6,33 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from proton_tui.cli.common import fail, names_for, shown
+from proton_tui.cli.common import fail, names_for, say, shown
 
 
-def view_rank_set(folder: Path, as_json: bool, names_form: str | None, raw_names: bool) -> None:
+def view_rank_set(folder: Path, as_json: bool, names_form: str | None, raw_names: bool,
+                  export: Path | None = None) -> None:
+    """The rank set as text or JSON; with `export`, the ranks' traces merged into one Chrome trace for Perfetto."""
     from proton_tui.hatchet import CaptureError
     from proton_tui.output.document import json_text
-    from proton_tui.output.ranks import RankSetError, open_rank_set, rank_set_json, rank_set_text
+    from proton_tui.output.ranks import (
+        RankSetError,
+        merged_rank_trace,
+        open_rank_set,
+        rank_set_json,
+        rank_set_text,
+    )
 
     try:
         rank_set = open_rank_set([folder])
-    except (RankSetError, CaptureError) as error:
+        if export is not None:
+            from proton_tui.output.export import write_export
+
+            document, alignment = merged_rank_trace(rank_set)
+            write_export(export, json_text(document))
+            say(f"wrote the merged trace of {len(rank_set.ranks)} ranks to {export} (clocks aligned by "
+                f"{alignment})\n")
+            return
+    except (RankSetError, CaptureError, OSError) as error:
         fail(str(error))
     names = names_for([rank.profile for rank in rank_set.ranks], names_form, raw_names)
     if as_json:

@@ -70,7 +70,7 @@ def view(
     if file.is_dir():  # a rank set: one capture per rank
         from proton_tui.cli.ranks import view_rank_set
 
-        view_rank_set(file, as_json, names_form, raw_names)
+        view_rank_set(file, as_json, names_form, raw_names, export)
         return
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)

@@ -15,6 +15,7 @@ from pathlib import Path
 from proton_tui import JSON_SCHEMA
 from proton_tui.console import path_text, printable
 from proton_tui.hatchet import CaptureError, Profile, open_capture
+from proton_tui.output.merged_trace import RankTrace, merge_traces
 from proton_tui.records import MIN_FRACTION, RankRecord, RecordError, read_sidecar
 from proton_tui.records.ranks import SIDECAR_SUFFIX
 from proton_tui.view.formatting import counted, format_count, format_ratio, format_value
@@ -115,6 +116,24 @@ class RankSet:
         rows = [KernelAcross(name, tuple(per_rank.get(name) for per_rank in stats))
                 for name in sorted({name for per_rank in stats for name in per_rank})]
         return sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name))
+
+
+def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
+    """The ranks' Chrome traces merged for Perfetto (`merge_traces`), each rank's process named by its rank, host
+    and GPU; and how the clocks were aligned. Raises RankSetError for a set of trees."""
+    import msgspec
+
+    if any(rank.profile.trace is None for rank in rank_set.ranks):
+        raise RankSetError("a merged trace needs a Chrome trace per rank (run with --data trace); these are trees")
+    traces = []
+    for rank in rank_set.ranks:
+        where = ", ".join(part for part in (rank.host, rank.gpu) if part)
+        try:
+            document = msgspec.json.decode(Path(rank.profile.path).read_bytes())
+        except (OSError, msgspec.DecodeError) as error:
+            raise RankSetError(f"{printable(str(rank.profile.path))}: cannot be read again: {error}") from None
+        traces.append(RankTrace(rank.rank, rank.label + (f" ({where})" if where else ""), document))
+    return merge_traces(traces)
 
 
 def rank_of_name(path: Path) -> int | None:

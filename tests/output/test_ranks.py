@@ -70,3 +70,63 @@ def test_a_rank_twice_or_an_empty_folder_is_refused(tmp_path):
     empty.mkdir()
     done = subprocess.run([CLI, "view", str(empty), "--plain"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("proton-tui: error: ") and "no Proton capture" in done.stderr
+
+
+def trace_ranks(tmp_path, fixture: str, shifts_ns: tuple[int, ...]):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    original = orjson.loads((FIXTURES / fixture).read_bytes())
+    for number, shift in enumerate(shifts_ns):
+        document = dict(original)
+        if "baseTimeNanoseconds" in document:
+            document["baseTimeNanoseconds"] += shift
+        (folder / f"job.rank{number}.chrome_trace").write_bytes(orjson.dumps(document))
+    return folder, original
+
+
+def events_of(document) -> list[dict]:
+    return document["traceEvents"] if isinstance(document, dict) else document
+
+
+def test_merged_traces_keep_every_event_with_flows_and_lanes_apart_and_clocks_aligned(tmp_path):
+    folder, original = trace_ranks(tmp_path, "triton390_two_streams.chrome_trace", (0, 2_500_000))
+    out = tmp_path / "merged.json"
+    done = subprocess.run([CLI, "view", str(folder), "--export", str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "clocks aligned by the traces' clock base (baseTimeNanoseconds)" in done.stdout + done.stderr
+    merged = orjson.loads(out.read_bytes())
+    events = merged["traceEvents"]
+    data = [event for event in events_of(original) if event["ph"] != "M"]
+    for rank in (0, 1):
+        mine = [event for event in events if event["ph"] != "M" and event["pid"] // 1000 == rank]
+        assert len(mine) == len(data)
+        shift = 2_500 if rank else 0  # µs: rank 1's clock base is 2.5 ms later
+        assert [event["ts"] for event in mine] == [event["ts"] + shift for event in data]
+    flows = {}
+    for event in events:
+        if event["ph"] in ("s", "f"):
+            flows.setdefault(event["id"], set()).add(event["pid"] // 1000)
+    assert flows and all(len(ranks) == 1 for ranks in flows.values()), "a flow id shared by two ranks"
+    names = {event["pid"]: event["args"]["name"] for event in events if event.get("name") == "process_name"}
+    assert names == {0: "rank 0", 1000: "rank 1"}
+    assert merged["baseTimeNanoseconds"] == original["baseTimeNanoseconds"]
+
+
+def test_traces_without_a_clock_base_align_by_their_first_event(tmp_path):
+    folder, original = trace_ranks(tmp_path, "vecadd_trace.chrome_trace", (0, 0))
+    from proton_tui.output.ranks import merged_rank_trace
+
+    merged, alignment = merged_rank_trace(open_rank_set([folder]))
+    assert alignment == "each rank's first event"
+    starts = [min(event["ts"] for event in merged["traceEvents"] if event.get("ph") == "X" and
+                  event["pid"] // 1000 == rank) for rank in (0, 1)]
+    assert starts == [0.0, 0.0]
+
+
+def test_a_merged_trace_of_trees_is_refused(tmp_path):
+    folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet")
+    done = subprocess.run([CLI, "view", str(folder), "--export", str(tmp_path / "m.json")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "needs a Chrome trace per rank" in done.stderr
+    assert not (tmp_path / "m.json").exists()
