@@ -181,3 +181,17 @@ def on_a_terminal(*args: str) -> str:
     finally:
         os.close(leader)
     return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def doctor_folder(tmp_path) -> Path:
+    """A finished doctor's folder as it stays on disk: doctor.json (the no-GPU check) and its one cell's run folder
+    (a real run's run.json and log), the cell pointing at it. Returns doctor.json."""
+    doctor = tmp_path / "20261201-030717-doctor"
+    cell_run = doctor / "20261201-030717-cpu-check"
+    shutil.copytree(FIXTURES / "runs" / "20261201-004713-vecadd", cell_run)
+    record = json.loads((FIXTURES / "doctor" / "no_gpu.json").read_text())
+    for cell in record["cells"]:
+        if cell["run_dir"]:
+            cell["run_dir"], cell["stdout_log"] = str(cell_run), str(cell_run / "stdout.log")
+    (doctor / "doctor.json").write_text(json.dumps(record))
+    return doctor / "doctor.json"

@@ -99,18 +99,24 @@ def version_tuple(version: str) -> tuple[int, int, int]:
 
 
 _cache: dict[str, InterpreterInfo] = {}
+_stamps: dict[str, dict[str, int]] = {}  # what each cached answer depended on: a change there asks again
 _probing: dict[str, threading.Lock] = {}  # one probe at a time per interpreter: a second caller waits, then reuses
 _probing_guard = threading.Lock()
 
 
 def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = False) -> InterpreterInfo:
-    """Run ``python -c PROBE_SCRIPT`` once per interpreter path and cache the answer. Raises ProbeError."""
+    """Run ``python -c PROBE_SCRIPT`` once per interpreter path and cache the answer, asked again once what it
+    depended on changed (a package installed in the interpreter since: torch or Triton). Raises ProbeError."""
     key = os.path.abspath(python) if os.sep in python else python
     with _probing_guard:
         lock = _probing.setdefault(key, threading.Lock())
     with lock:
-        if refresh or key not in _cache:
-            _cache[key] = _probe_via_disk_cache(python, timeout, refresh)
+        if refresh or key not in _cache or (key in _stamps and not _unchanged(_stamps[key])):
+            _cache[key], stamps = _probe_via_disk_cache(python, timeout, refresh)
+            if stamps:
+                _stamps[key] = stamps
+            else:
+                _stamps.pop(key, None)
         return _cache[key]
 
 
@@ -153,14 +159,14 @@ def _unchanged(stamps: dict[str, int]) -> bool:
         return False
 
 
-def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> InterpreterInfo:
+def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> tuple[InterpreterInfo, dict[str, int]]:
     stored = cache_entry(python)
     if stored is not None and not refresh and stored.is_file():
         try:
             entry = json.loads(stored.read_text())
             if _unchanged(entry["stamps"]):
                 fields = entry["info"]
-                return InterpreterInfo(**{**fields, **_tuples(fields), "python": python})
+                return InterpreterInfo(**{**fields, **_tuples(fields), "python": python}), entry["stamps"]
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass  # an unreadable entry is probed again and rewritten
     info, stamps = _run_probe(python, timeout)
@@ -172,7 +178,7 @@ def _probe_via_disk_cache(python: str, timeout: float, refresh: bool) -> Interpr
             temporary.replace(stored)
         except OSError:
             pass  # a read-only home still works, only slower
-    return info
+    return info, stamps
 
 
 def _run_probe(python: str, timeout: float) -> tuple[InterpreterInfo, dict[str, int]]:

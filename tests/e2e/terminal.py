@@ -92,13 +92,15 @@ def leftover_processes(marker: str) -> list[str]:
 
 
 def start_proton_tui(term: Terminal, tmp_path: Path, *args: str, linger: bool = False,
-                     size: tuple[int, int] = (WIDTH, HEIGHT)) -> Path:
+                     size: tuple[int, int] = (WIDTH, HEIGHT), script: Path | None = None) -> Path:
     """Run the installed proton-tui with `args` in the terminal; the file its exit status will be written to. With
-    `linger` the shell stays a while after it, so the terminal's state is read while a program still runs there."""
-    script = Path(sys.executable).with_name("proton-tui")
-    assert script.is_file(), f"the proton-tui console script is not installed next to {sys.executable}"
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("TMUX", "TMUX_PANE", "COLUMNS", "LINES", "TEXTUAL", "NO_COLOR")}
+    `linger` the shell stays a while after it, so the terminal's state is read while a program still runs there.
+    `script`: another installation's proton-tui (then run as that installation alone: no PYTHONPATH)."""
+    hidden = ("TMUX", "TMUX_PANE", "COLUMNS", "LINES", "TEXTUAL", "NO_COLOR") + (("PYTHONPATH", "VIRTUAL_ENV")
+                                                                              if script else ())
+    script = script or Path(sys.executable).with_name("proton-tui")
+    assert script.is_file(), f"no proton-tui console script at {script}"
+    env = {key: value for key, value in os.environ.items() if key not in hidden}
     rc_file = tmp_path / f"exit-status-{uuid.uuid4().hex[:8]}"
     # sh records proton-tui's exit status (tmux's own #{pane_dead_status} is not always filled in).
     after = "; sleep 60" if linger else ""

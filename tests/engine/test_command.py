@@ -15,7 +15,7 @@ from proton_tui.engine.command import build_command
 from proton_tui.engine.params import RunParams
 from proton_tui.engine.rules import check_rules
 from tests.engine.interpreters import BACKENDS, PAYLOAD, PAYLOAD_ARGS, PY, RUN_DIR, VERSIONS, interpreter, refusals
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, h200_probe
 
 
 def expected_refusal(backend: str, mode: str, version: str, vendor: str) -> str | None:
@@ -183,6 +183,35 @@ def test_the_probe_cache_tells_an_empty_gpu_list_from_none(monkeypatch, tmp_path
     empty = cache_entry(sys.executable)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert len({unset, empty, cache_entry(sys.executable)}) == 3
+
+
+def test_a_package_installed_since_the_probe_is_seen_by_the_next_one(monkeypatch, tmp_path):
+    """torch installed into the interpreter after the app probed it (the form said it was missing): the next probe,
+    the CPU check's, asks the interpreter again instead of answering from memory."""
+    import os
+    import sys
+
+    from proton_tui.engine import probe
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(probe, "_cache", {})
+    monkeypatch.setattr(probe, "_stamps", {}, raising=False)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    asked = []
+
+    def answer(python, timeout):
+        asked.append(python)
+        info = h200_probe(python=python, torch_version=None if len(asked) == 1 else "2.13.0+cpu")
+        return info, {str(site): site.stat().st_mtime_ns}
+
+    monkeypatch.setattr(probe, "_run_probe", answer)
+    assert probe.probe_interpreter(sys.executable).torch_version is None
+    assert probe.probe_interpreter(sys.executable).torch_version is None and len(asked) == 1  # answered from memory
+    (site / "torch").mkdir()  # pip installs torch: the folder's modification time moves
+    os.utime(site, ns=(site.stat().st_atime_ns, site.stat().st_mtime_ns + 1_000_000))
+    assert probe.probe_interpreter(sys.executable).torch_version == "2.13.0+cpu" and len(asked) == 2
+    assert probe.probe_interpreter(sys.executable).torch_version == "2.13.0+cpu" and len(asked) == 2
 
 
 @pytest.mark.parametrize("data, fmt, mode, version, refused", [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,7 @@ from proton_tui.engine.doctor import (
 from proton_tui.engine.probe import InterpreterInfo
 from proton_tui.engine.runner import ProcessResult
 from proton_tui.engine.session import capture_status
-from tests.helpers import FIXTURES, h200_probe
+from tests.helpers import FIXTURES, doctor_folder, h200_probe
 
 PASS_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=4096 iters=2 block_size=1024", "vecadd: max_abs_err=0.000e+00",
               "vecadd: PASS"]
@@ -340,3 +341,16 @@ def test_a_doctor_json_of_the_previous_layout_reads_with_its_verdicts():
     assert record.cancelled_cells == 0 and {cell.proved for cell in record.cells} == {
         RowVerdict.NO_CAPTURE, RowVerdict.NOT_RUN}
     assert stored_report("no_driver").to_json()["cells"] == json.loads(path.read_text())["cells"]
+
+
+def test_a_cell_read_back_from_disk_keeps_its_run(tmp_path):
+    from proton_tui.engine.doctor import DoctorReport, read_cell_run
+    from proton_tui.records import read_doctor
+
+    report = DoctorReport.from_record(read_doctor(doctor_folder(tmp_path)))
+    result = next(result for result in report.results if result.run_dir)
+    assert result.run is None  # only its folder is known
+    run = read_cell_run(result)
+    assert run is not None and run.verdict.passed and run.run_dir == Path(result.run_dir)
+    (Path(result.run_dir) / "run.json").write_text('{"schema": 1}')  # not a run record
+    assert read_cell_run(result) is None

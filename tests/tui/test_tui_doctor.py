@@ -18,7 +18,7 @@ from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from proton_tui.tui.screens.form import FormScreen
 from proton_tui.tui.screens.run import RunScreen
-from tests.helpers import FIXTURES, h200_probe, wait_for
+from tests.helpers import FIXTURES, doctor_folder, h200_probe, wait_for
 
 SIZE = (120, 40)
 
@@ -179,3 +179,20 @@ async def test_a_failed_fact_without_a_remedy_shows_no_arrow():
         await pilot.pause()
         result = rendered(app.screen, "#doctor-result")
         assert "CUPTI: not looked for: Triton's folder was not found" in result and "None" not in result
+
+
+async def test_a_doctor_read_back_from_disk_opens_its_cells_log(tmp_path):
+    """A finished doctor read from its folder (doctor.json beside its cells' run folders): Enter on a cell opens that
+    cell's run with its log."""
+    path = doctor_folder(tmp_path)
+    report = DoctorReport.from_record(read_doctor(path))
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(DoctorScreen(sys.executable, finished=report))
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunScreen)
+        assert app.screen.result.run_dir == path.parent / "20261201-030717-cpu-check"
+        await wait_for(lambda: "vecadd: size=4096 iters=2" in "\n".join(
+            str(line) for line in app.screen.query_one("#run-log").lines), what="the cell's log")

@@ -124,18 +124,48 @@ REPO = Path(__file__).resolve().parents[2]
 # the fixtures, and the shared captures beside the checkout (or beside its worktree folder) where there are some
 CAPTURE_FOLDERS = (REPO / "tests" / "fixtures", REPO.parent / "shared" / "captures", REPO.parents[1] / "shared" / "captures")
 ALL_CAPTURES = sorted(path for folder in CAPTURE_FOLDERS if folder.is_dir()
-                      for path in folder.iterdir() if ".hatchet" in path.name)
+                      for path in folder.iterdir() if path.is_file() and path.suffix not in (".md", ".json"))
 
 
 @pytest.mark.parametrize("path", ALL_CAPTURES, ids=lambda path: f"{path.parent.name}/{path.name}")
-def test_short_cxx_names_fit_80_characters(path):
+def test_short_names_fit_80_characters_and_stay_distinct(path):
+    """Every name of every capture (C++, cuBLAS, Triton, Inductor, Python frames): short in at most 80 characters,
+    two different names never short alike."""
     try:
         raw_names = set(load_profile(path).names)
     except CaptureError:
         pytest.skip(f"{path.name} is not a readable capture")
     names = Names.demangled(raw_names)
-    long = [names.short(raw) for raw in raw_names if raw.startswith("_Z") and len(names.short(raw)) > 80]
-    assert long == []
+    shorts = {raw: names.short(raw) for raw in raw_names}
+    assert [short for short in shorts.values() if len(short) > 80] == []
+    assert len(set(shorts.values())) == len(raw_names)
+
+
+def test_long_cublas_names_keep_their_start_and_what_tells_them_apart():
+    raw_names = capture_names("gpt2_shadow")
+    names = Names.demangled(raw_names)
+    gemms = {raw: names.short(raw) for raw in raw_names if raw.startswith("sm80_xmma_gemm")}
+    assert len(gemms) == 5 and all(len(short) <= 80 and "…" in short for short in gemms.values())
+    assert all(short.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_") and short.endswith("_kernel__5x_cublas")
+               for short in gemms.values())
+    assert {short.split("…")[0].rsplit("_", 1)[1] for short in gemms.values()} == {
+        "tilesize64x128x8", "tilesize64x64x8", "tilesize128x128x8"}
+    split_k = next(raw for raw in gemms if "split_k" in raw)
+    assert gemms[split_k].endswith("_k_kernel__5x_cublas")
+    assert names.full(split_k) == names.with_form("raw").shown(split_k) == split_k  # only the short form is cut
+
+
+@pytest.mark.parametrize("length", [81, 120, 300])
+def test_long_triton_names_are_cut_only_over_80_characters(length):
+    fits = "add_kernel<n=1048576>"
+    inductor = "triton_poi_fused_" + "_".join(f"op{index}" for index in range(length))
+    inductor = inductor[:length - 2] + "_0"
+    twin = inductor[:-1] + "1"
+    names = Names.demangled([fits, inductor, twin])
+    assert names.short(fits) == fits
+    assert names.short(inductor).startswith("triton_poi_fused_") and names.short(inductor).endswith("_0")
+    assert names.short(twin).endswith("_1") and len(names.short(twin)) <= 80
+    assert names.full(inductor) == inductor
 
 
 def test_lambdas_short_without_their_parameter_types_unless_they_tell_kernels_apart():

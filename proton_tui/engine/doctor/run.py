@@ -6,7 +6,6 @@ cell the rules let run, in parallel, each in its own process group and run folde
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -24,7 +23,7 @@ from proton_tui.engine.probe import InterpreterInfo, cache_dir, cache_state, pro
 from proton_tui.engine.rules import BACKEND_SINCE
 from proton_tui.engine.rundir import DEFAULT_OUTPUT, RUN_JSON, create_run_dir
 from proton_tui.engine.session import RunPlan, RunResult, execute_run
-from proton_tui.records import Fact, write_doctor
+from proton_tui.records import Fact, RecordError, read_run_record, write_doctor
 from proton_tui.view.formatting import counted
 
 DEFAULT_JOBS = 16  # at most, by default: each cell holds an interpreter with torch and a CUDA context
@@ -151,9 +150,9 @@ def read_cell_run(result: CellResult) -> RunResult | None:
 
     path = Path(result.run_dir)
     try:
-        record = json.loads((path / RUN_JSON).read_text())
-    except (OSError, ValueError):
+        record = read_run_record(path / RUN_JSON)
+    except RecordError:
         return None
-    return StoredRun(path, "run", record if isinstance(record, dict) else None).run_result()
+    return StoredRun(path, "run", record).run_result()
 
 

@@ -1,7 +1,8 @@
 """The one rule for the name a person sees, in three forms: short (the C++ base name with only what tells it apart
 from the capture's other kernels), full (C++ demangled whole) and raw (as the capture has it). Python frames are
 ``func  file:line`` (the file's base name when short, its path when full); any name that is not Itanium-mangled
-(Triton, Inductor, cuBLAS) is the same in every form."""
+(Triton, Inductor, cuBLAS) is the same in every form. A short name is at most 80 characters: a longer one loses its
+middle (`…`), keeping its start and its end, still told apart from the capture's other names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from collections.abc import Iterable
 
 from proton_tui.console import printable
+from proton_tui.view.names.cut import within_limit
 from proton_tui.view.names.demangler import MANGLED_PREFIX, demangle_all, demangler_available, mangled, parsed
 from proton_tui.view.names.short import part, unique
 
@@ -47,7 +49,7 @@ def _frame_full(raw: str) -> str | None:
 def short_names(names: Iterable[str]) -> dict[str, str]:
     """The short form of each of these raw names, every two different names told apart: C++ names from their parse
     trees, Python frames with their file's base name (its path where two frames would look the same), the rest as
-    they are."""
+    they are; any of them over 80 characters with its middle cut out (`within_limit`)."""
     names = set(names)
     trees, fixed, frames = {}, {}, {}
     for raw in names:
@@ -65,7 +67,7 @@ def short_names(names: Iterable[str]) -> dict[str, str]:
     texts, stuck = unique(trees, fixed)
     texts.update({raw: parsed(raw)[1] for raw in stuck})  # told apart by nothing short of the whole name
     texts.update(fixed)
-    return texts
+    return within_limit(texts)
 
 
 class Names:

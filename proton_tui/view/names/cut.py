@@ -1,13 +1,18 @@
 """A name cut to a width without losing what tells it apart: the middle of its template arguments goes first, so the
 base name before them and their last part (often what differs between two kernels) stay; a name without template
-arguments loses its middle."""
+arguments loses its middle. A short name over SHORT_LIMIT cells loses its middle too, where it still tells the
+capture's kernels apart."""
 
 from __future__ import annotations
+
+import re
 
 from rich.cells import cell_len
 
 CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
+WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
+SHORT_LIMIT = 80  # cells of a short name at most
 
 
 def cut_name(name: str, width: int) -> str:
@@ -45,3 +50,53 @@ def _leading(text: str, cells: int) -> str:
         if used > cells:
             return text[:index]
     return text
+
+
+def within_limit(texts: dict[str, str], limit: int = SHORT_LIMIT) -> dict[str, str]:
+    """These short texts (raw -> text, every text distinct) with each one over `limit` cells cut to `limit`: its start
+    and its end kept around a `…`, where the text's middle goes. One cut point serves every long text, the nearest to
+    the middle that keeps every text distinct; a text it cannot tell apart takes the nearest cut point that does."""
+    long = sorted(raw for raw, text in texts.items() if cell_len(text) > limit)
+    if not long:
+        return texts
+    room = limit - cell_len(CUT)
+    kept = {text for raw, text in texts.items() if raw not in long}
+    starts = sorted(range(room + 1), key=lambda start: (abs(2 * start - room - 1), -start))  # the middle first
+    for start in starts:
+        cuts = dict(zip(long, (_cut_at(texts[raw], start, room) for raw in long)))
+        if len(set(cuts.values())) == len(cuts) and kept.isdisjoint(cuts.values()):
+            return {**texts, **_at_words(cuts, texts, kept, start, room)}
+    result = dict(texts)
+    for raw in long:  # no one cut point tells them all apart: each takes the nearest one free
+        cut = next((cut for cut in (_cut_at(texts[raw], start, room) for start in starts) if cut not in kept), None)
+        if cut is not None:
+            result[raw] = cut
+            kept.add(cut)
+    return result
+
+
+def _cut_at(text: str, start: int, room: int, whole_words: bool = False) -> str:
+    """`text` as its start in `start` cells, `…`, and its end in the rest of `room` cells; with `whole_words`, the
+    start runs on to the end of the word it cuts and the end loses the word it cuts, where there is room."""
+    head = _leading(text, start)
+    if whole_words:
+        word = WORD.match(text, len(head))
+        if word is not None and cell_len(head) + cell_len(word[0]) < room:
+            head += word[0]
+    tail = _leading(text[::-1], room - cell_len(head))[::-1]
+    if whole_words and len(tail) < len(text) - len(head):
+        cut_word = WORD.match(tail)
+        if cut_word is not None and cut_word.end() < len(tail):
+            tail = tail[cut_word.end():]
+    return head + CUT + tail
+
+
+def _at_words(cuts: dict[str, str], texts: dict[str, str], kept: set[str], start: int, room: int) -> dict[str, str]:
+    """The cuts with each one moved to the ends of words, where they stay distinct from every other text."""
+    cuts = dict(cuts)
+    for raw in cuts:
+        tidy = _cut_at(texts[raw], start, room, whole_words=True)
+        others = kept.union(cut for other, cut in cuts.items() if other != raw)
+        if tidy not in others:
+            cuts[raw] = tidy
+    return cuts
