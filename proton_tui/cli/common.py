@@ -121,6 +121,23 @@ def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = Non
         fail(str(error))
 
 
+def load_scoped(*targets: str) -> list[Profile]:
+    """Each of `FILE` or `FILE:SCOPE` (`hatchet.scope.split_target`): the capture (a file named twice is read once),
+    restricted to the scope's subtree when one is named; a one-line error naming the file or the scope."""
+    from proton_tui.hatchet import CaptureError
+    from proton_tui.hatchet.scope import split_target, within
+
+    split = [split_target(target) for target in targets]
+    read: dict[Path, Profile] = {}
+    for path, _ in split:
+        if path not in read:
+            read[path] = load(path)
+    try:
+        return [within(read[path], scope) for path, scope in split]
+    except CaptureError as error:
+        fail(str(error))
+
+
 def names_for(profiles: list[Profile], form: str | None, raw: bool = False) -> Names:
     """The display names of these captures' nodes (demangled once for all) in a form of --names (`raw`: --raw-names)."""
     from proton_tui.view.names import FORMS, Names

@@ -1,10 +1,9 @@
 """``proton-tui diff``: compare two captures kernel by kernel, as aligned text or JSON. Exit 0, or 2 with a one-line
-error for a bad file, a bad option or captures in different units."""
+error for a bad file, a scope that names no frame or several, a bad option or captures in different units."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -15,7 +14,7 @@ from proton_tui.cli.common import (
     NamesOption,
     RawNamesOption,
     fail,
-    load,
+    load_scoped,
     names_for,
     shown,
     view_filter,
@@ -28,8 +27,12 @@ def register(app: typer.Typer) -> None:
 
 
 def diff(
-    file_a: Annotated[Path, typer.Argument(metavar="A.hatchet", help="The capture before.", show_default=False)],
-    file_b: Annotated[Path, typer.Argument(metavar="B.hatchet", help="The capture after.", show_default=False)],
+    file_a: Annotated[str, typer.Argument(
+        metavar="A.hatchet[:SCOPE]", help="The capture before, or one scope's subtree of it (step, step/forward).",
+        show_default=False)],
+    file_b: Annotated[str, typer.Argument(
+        metavar="B.hatchet[:SCOPE]", help="The capture after, or one scope's subtree of it (the same file may be A).",
+        show_default=False)],
     plain: Annotated[bool, typer.Option("--plain", help="Print the comparison as text (the default).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     include: IncludeOption = None,
@@ -38,14 +41,15 @@ def diff(
     names_form: NamesOption = None,
     raw_names: RawNamesOption = False,
 ) -> None:
-    """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels."""
+    """Compare two Proton captures per kernel: time in A and B, delta, ratio, launches, new and gone kernels. FILE:SCOPE
+    compares the kernels under one scope (step, or step/forward for a nested one), say two steps of one capture."""
     from proton_tui.output.diff import DiffError, diff_json, diff_profiles, diff_text
     from proton_tui.output.document import json_text
 
     chosen = view_filter(include, exclude)
     if plain and as_json:
         fail("--plain and --json are exclusive: pick one")
-    a, b = load(file_a), load(file_b)
+    a, b = load_scoped(file_a, file_b)
     names = names_for([a, b], names_form, raw_names)
     try:
         comparison = diff_profiles(chosen.apply(a, names)[0], chosen.apply(b, names)[0])

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
 
 ROOT_PARENT = -1  # the parent of the tree's root
+SCOPE_SEPARATOR = "/"  # between the names of a scope's path (step/forward)
 NO_UNIT = "none"  # the unit of a capture in which no node has a time or cycles (only scopes and their metrics)
 
 
@@ -100,6 +101,7 @@ class Profile(DeviceFacts):
     trace: Trace | None = None  # a Chrome trace's lanes and events, when the capture is one
     derived: list[bool] = field(default_factory=list)  # nodes proton-tui added (empty: none did)
     cycle_facts: CycleFacts | None = None  # what an instrumentation capture's run says that the file does not
+    scope: str | None = None  # the subtree this profile is restricted to ("step/forward"); None: the whole capture
 
     @property
     def node_count(self) -> int:
@@ -202,23 +204,43 @@ class Profile(DeviceFacts):
         """The capture without the nodes whose name `exclude` accepts (and their subtrees), keeping only the nodes
         whose name `include` accepts with their ancestors and descendants. Totals are recomputed; percentages stay
         shares of the whole capture. Each distinct name is tested once."""
-        names, parents, count = self.names, self.parents, self.node_count
+        names, count = self.names, self.node_count
         keep = [True] * count
         if exclude is not None:
             dropped = {name: exclude(name) for name in set(names)}
             keep = [node == 0 or not dropped[names[node]] for node in range(count)]
         if include is not None:
             wanted = {name: include(name) for name in set(names)}
-            hit = [node > 0 and wanted[names[node]] for node in range(count)]
-            below_hit = list(hit)
-            for node in range(1, count):
-                below_hit[node] = below_hit[node] or below_hit[parents[node]]
-            above_hit = list(hit)
-            for node in range(count - 1, 0, -1):
-                if above_hit[node]:
-                    above_hit[parents[node]] = True
-            keep = [k and (b or a) for k, b, a in zip(keep, below_hit, above_hit)]
+            around = self.around([node > 0 and wanted[names[node]] for node in range(count)])
+            keep = [k and a for k, a in zip(keep, around)]
         return self if all(keep) else self.subset(keep)
+
+    def around(self, hit: list[bool]) -> list[bool]:
+        """The nodes `hit` marks with their ancestors and descendants: what an include filter keeps."""
+        parents, count = self.parents, self.node_count
+        below_hit = list(hit)
+        for node in range(1, count):
+            below_hit[node] = below_hit[node] or below_hit[parents[node]]
+        above_hit = list(hit)
+        for node in range(count - 1, 0, -1):
+            if above_hit[node]:
+                above_hit[parents[node]] = True
+        return [b or a for b, a in zip(below_hit, above_hit)]
+
+    def subtree(self, node: int) -> Profile:
+        """The capture restricted to one node's subtree (kept under its ancestors, which now hold only it): the
+        kernel summary, totals and launches are those of the subtree; percentages stay shares of the whole capture.
+        `scope` names the node by its path of names from the top level, joined by '/'. A region inside a kernel
+        (instrumentation) is its own subtree: the kernel above it keeps no value of its own, the region is timed."""
+        restricted = self.subset(self.around([n == node for n in range(self.node_count)]))
+        restricted.scope = self.path_of(node, sep=SCOPE_SEPARATOR)
+        ancestors = range(1, len(self.lineage(node)))  # pre-order: the ancestors come first, ROOT's child down
+        if any(restricted.has_own[ancestor] for ancestor in ancestors):
+            for ancestor in ancestors:
+                restricted.has_own[ancestor], restricted.own[ancestor], restricted.metrics[ancestor] = False, 0, {}
+                restricted.own_launches[ancestor], restricted.own_bytes[ancestor] = 0, 0.0
+            with_inclusive(restricted)
+        return restricted
 
     def empty_nodes(self) -> list[bool]:
         """Which nodes are empty: neither they nor any node below them record anything (a value of their own, or
@@ -285,6 +307,7 @@ class Profile(DeviceFacts):
                 trace=self.trace,
                 derived=[self.derived[i] for i in picked] if self.derived else [],
                 cycle_facts=self.cycle_facts,
+                scope=self.scope,
                 reference_total=self.total if self.reference_total is None else self.reference_total,
             )
         )
@@ -319,9 +342,9 @@ class Profile(DeviceFacts):
         """The nodes from the top level down to this one (ROOT left out)."""
         return [*reversed(self.ancestors(node)[:-1]), node] if node > 0 else []
 
-    def path_of(self, node: int, name: Callable[[str], str] = str) -> str:
-        """The node's names (as `name` shows them) from the top level down, joined by ' / '."""
-        return " / ".join(name(self.names[step]) for step in self.lineage(node)) or "ROOT"
+    def path_of(self, node: int, name: Callable[[str], str] = str, sep: str = " / ") -> str:
+        """The node's names (as `name` shows them) from the top level down, joined by `sep`."""
+        return sep.join(name(self.names[step]) for step in self.lineage(node)) or "ROOT"
 
     def metrics_summary(self) -> dict:
         """The keys downstream tools already read from a Proton run."""

@@ -148,8 +148,8 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
         return name + " " * (width - cell_len(name)) + "  " + "  ".join(col.align(c) for c, col in zip(cells, cols))
 
     lines = [
-        printable(f"A: {diff.a.path}"),
-        printable(f"B: {diff.b.path}"),
+        printable(f"A: {side_name(diff.a)}"),
+        printable(f"B: {side_name(diff.b)}"),
         f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both",
         row("kernel", [c.title for c in cols]),
         row("(total)", total_cells(diff)),
@@ -160,9 +160,15 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
+def side_name(profile: Profile) -> str:
+    """One side of a comparison in words: its file, and the scope it is restricted to when it is."""
+    return str(profile.path) if profile.scope is None else f"{profile.path}, scope {profile.scope}"
+
+
 def _side(profile: Profile) -> dict:
     return {
         "file": path_text(profile.path),
+        "scope": profile.scope,
         "total": profile.total,
         "kernel_launches": profile.recorded_launches,
         "distinct_kernels": len(profile.kernel_stats()),

@@ -13,6 +13,7 @@ from textual.message import Message
 
 from proton_tui.console import size_text
 from proton_tui.hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
+from proton_tui.hatchet.scope import within
 from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed
 from proton_tui.view.filters import ViewFilter
 
@@ -41,12 +42,13 @@ class Opening:
 
     @classmethod
     def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
-           owned: bool = False) -> Opening:
+           owned: bool = False, scope: str | None = None) -> Opening:
         """The opening of a capture about to be read (`hatchet.pending_capture`). `owned`: the file is released once
-        read (else its opener closes it)."""
+        read (else its opener closes it). `scope`: the capture is restricted to that scope's subtree once read (a
+        scope that names no frame, or several, fails the read as a bad file does)."""
         def finish() -> Profile:
             try:
-                return pending.finish()
+                return within(pending.finish(), scope)
             finally:
                 if owned:
                     pending.close()

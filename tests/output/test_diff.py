@@ -103,7 +103,7 @@ def test_json_document_shape():
     assert set(document) == {"schema", "unit", "a", "b", "delta", "ratio", "new", "gone", "kernels", "more_kernels"}
     assert document["schema"] == "proton-tui/1"
     assert document["unit"] == "ns" and (document["new"], document["gone"], document["more_kernels"]) == (1, 0, 0)
-    assert document["a"] == {"file": AUTO, "total": 67328, "kernel_launches": 26, "distinct_kernels": 5}
+    assert document["a"] == {"file": AUTO, "scope": None, "total": 67328, "kernel_launches": 26, "distinct_kernels": 5}
     assert document["b"]["total"] == 39104 and document["b"]["distinct_kernels"] == 6
     assert document["kernels"][0] == {
         "name": "add_kernel", "readable_name": "add_kernel", "short_name": "add_kernel", "full_name": "add_kernel",

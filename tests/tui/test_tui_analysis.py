@@ -248,3 +248,59 @@ async def test_compare_and_diff_read_b_s_run_record_alike(tmp_path, a, b, fields
 
         assert diff_json(diff, names=app.screen.names)["kernels"] == document["kernels"]
         assert (diff.delta, diff.ratio) == (document["delta"], document["ratio"])
+
+
+async def test_compare_of_two_scopes_of_the_open_capture_matches_diff_of_file_scopes():
+    """On a scope's row, `m` offers that scope as A; `:SCOPE` as B compares it with another scope of the same capture,
+    with the numbers of `proton-tui diff FILE:SCOPE FILE:SCOPE --json`; `FILE:SCOPE` as B reads B's file and gives
+    the same; a scope that names no frame stays in the dialog as one line."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from proton_tui.cli import app as cli
+    from proton_tui.hatchet import open_capture
+    from proton_tui.output.diff import diff_json
+
+    gpt2 = str(capture_path("gpt2_shadow"))
+    result = CliRunner().invoke(cli, ["diff", f"{gpt2}:step/forward", f"{gpt2}:step/backward", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    app = ProtonApp(open_capture(gpt2))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        for b in (":nope", ":step/backward", f"{gpt2}:step/backward"):
+            table.select_node(table.profile.names.index("forward"))
+            await pilot.press("m")
+            await pilot.pause()
+            assert isinstance(app.screen, PathDialog)
+            assert app.screen.query_one("#scope-a", Input).value == ":step/forward"
+            await type_into(pilot, "#path", b)
+            await pilot.press("enter")
+            if b == ":nope":
+                assert isinstance(app.screen, PathDialog)
+                assert "no frame is named 'nope'" in str(app.screen.query_one("#path-error").render())
+                await pilot.press("escape")
+                continue
+            await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")
+            diff = app.screen.diff
+            assert diff_json(diff, names=app.screen.names) == document
+            summary = str(app.screen.query_one("#summary").render())
+            assert summary == f"A: {gpt2}, scope step/forward\nB: {gpt2}, scope step/backward"
+            await pilot.press("escape")
+            await wait_for(lambda: isinstance(app.screen, ProfileScreen), what="back to the viewer")
+
+
+async def test_compare_offers_no_scope_as_a_on_a_kernel_row_and_compares_the_whole_capture():
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(ProfileTable)
+        table.select_node(next(node for node in range(table.profile.node_count) if table.profile.is_kernel[node]))
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen.query_one("#scope-a", Input).value == ""
+        await type_into(pilot, "#path", ":optimizer")
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="the comparison")
+        assert (app.screen.diff.a.scope, app.screen.diff.b.scope) == (None, "step/optimizer")
+        assert app.screen.diff.b.total == 1967265 and app.screen.diff.a.total == 31097204

@@ -1,8 +1,9 @@
 """A dialog that asks for a file path and acts on it; the viewer's two: export (where the view is written) and
-compare (which capture is B)."""
+compare (which capture, or which scope of one, is B; which scope of the open capture is A)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -11,11 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from proton_tui.console import near_path, printable
-from proton_tui.hatchet import CaptureError, pending_capture
+from proton_tui.hatchet import CaptureError, Profile, pending_capture
+from proton_tui.hatchet.scope import split_target, within
 from proton_tui.output.diff import DiffError, compare_candidates
 from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
 from proton_tui.tui.opening import Opening
@@ -37,6 +40,7 @@ class PathDialog(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
+            yield from self.leading()
             yield Label(Text(self.prompt))
             yield Input(self.value, id="path")
             yield Label("", id="path-error", classes="error")
@@ -45,6 +49,10 @@ class PathDialog(ModalScreen):
                 yield OptionList(*[Option(Text(printable(near_path(choice))), id=str(i))
                                    for i, choice in enumerate(self.choices)], id="choices")
         yield KeyBar()
+
+    def leading(self) -> list[Widget]:
+        """What the dialog asks for before the path (nothing, unless a dialog asks for more)."""
+        return []
 
     def on_key(self, event) -> None:
         if event.key == "down" and self.focused is self.query_one("#path", Input) and self.choices:
@@ -82,16 +90,46 @@ class ExportDialog(PathDialog):
                          empty="Enter the path of a file to export to")
 
 
+@dataclass(frozen=True)
+class CompareRequest:
+    """What compare's dialog asks for: A, the open capture or one scope's subtree of it, and B, a scope of the open
+    capture (a profile) or another capture to read (an `Opening` that restricts it to its scope as it is read)."""
+
+    a: Profile
+    b: Profile | Opening
+
+
 class CompareDialog(PathDialog):
-    """Which capture B the capture at `a` is compared with: typed, or picked among the others beside it and in the
-    `output` folder's runs. Dismissed with B's `Opening` (opened as every capture is: the run.json beside it
-    completes it), for the viewer to read on the reading thread."""
+    """What the open capture (`profile`) is compared with. A: the capture, or the scope typed as `:SCOPE` (offered:
+    `scope`, the scope the cursor is on). B: a capture typed or picked among the others beside it and in the
+    `output` folder's runs, `FILE:SCOPE` for one scope of it, or `:SCOPE` for one scope of the open capture.
+    Dismissed with a CompareRequest; a scope of the open capture that names no frame, or several, stays in the
+    dialog as one line. B's file is read on the reading thread (the run.json beside it completes it)."""
 
-    def __init__(self, a: Path, output: Path) -> None:
-        super().__init__("Compare with another capture (B); this one is A", "", self.opening,
-                         [str(path) for path in compare_candidates(a, output)],
+    AUTO_FOCUS = "#path"
+
+    def __init__(self, profile: Profile, output: Path, scope: str | None = None) -> None:
+        super().__init__("B: a capture, FILE:SCOPE for one scope of it, or :SCOPE for a scope of this one", "",
+                         self.request, [str(path) for path in compare_candidates(profile.path, output)],
                          empty="Enter the path of a capture to compare with")
+        self.profile, self.scope = profile, scope
 
-    @staticmethod
-    def opening(path: str) -> Opening:
-        return Opening.of(pending_capture(Path(path)), fatal=False, owned=True)
+    def leading(self) -> list[Widget]:
+        return [Label(Text("A: this capture, or :SCOPE for one scope of it (step, step/forward)")),
+                Input(f":{self.scope}" if self.scope else "", id="scope-a")]
+
+    @on(Input.Submitted, "#scope-a")
+    def a_submitted(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    def request(self, b: str) -> CompareRequest:
+        a = within(self.profile, self.query_one("#scope-a", Input).value.strip().removeprefix(":") or None)
+        if this_scope(b) is not None:
+            return CompareRequest(a, within(self.profile, this_scope(b)))
+        path, scope = split_target(b)
+        return CompareRequest(a, Opening.of(pending_capture(path), fatal=False, owned=True, scope=scope))
+
+
+def this_scope(text: str) -> str | None:
+    """The scope `:SCOPE` names in the open capture (None: the text names a file; an existing file wins)."""
+    return text[1:] if text.startswith(":") and not Path(text).exists() else None

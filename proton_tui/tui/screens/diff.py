@@ -1,4 +1,4 @@
-"""Two captures compared per kernel."""
+"""Two captures (or scopes of captures) compared per kernel."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from proton_tui.console import cut_field, printable
-from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, total_cells
+from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, side_name, total_cells
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.view.names import Names
 
@@ -30,7 +30,8 @@ class DiffScreen(Screen):
 
     def compose(self) -> ComposeResult:
         diff = self.diff
-        yield Static(Text(printable(f"A: {diff.a.path}") + "\n" + printable(f"B: {diff.b.path}")), id="summary")
+        yield Static(Text(printable(f"A: {side_name(diff.a)}") + "\n" + printable(f"B: {side_name(diff.b)}")),
+                     id="summary")
         yield DataTable(id="diff", cursor_type="row", zebra_stripes=True)
         yield KeyBar()
 

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from proton_tui.console import cut_field, printable, size_text
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.hatchet import Profile
+from proton_tui.hatchet.profile import SCOPE_SEPARATOR
 from proton_tui.output.details import (
     bandwidth_notes,
     cycle_notes,
@@ -29,7 +30,7 @@ from proton_tui.output.details import (
     node_details,
 )
 from proton_tui.output.diff import DiffError, diff_profiles
-from proton_tui.tui.dialogs.path import CompareDialog, ExportDialog
+from proton_tui.tui.dialogs.path import CompareDialog, CompareRequest, ExportDialog
 from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.screens.profile_filter import FilterAndSearch
@@ -97,6 +98,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         self.filter_timer: Timer | None = None
         self.progress_timer: Timer | None = None
         self.still_reading_at = 0.0  # when a key pressed while the capture is read is next answered
+        self.comparing: dict[int, Profile] = {}  # compare's A by the id of B's opening, while B is read
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -163,6 +165,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         if opening is None or opening.fatal:
             return
         message.stop()
+        self.comparing.pop(id(opening), None)
         self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
         if opening is self.opening:
             self.dismiss()
@@ -170,7 +173,7 @@ class ProfileScreen(FilterAndSearch, Screen):
     @on(Loaded)
     async def show_loaded(self, message: Loaded) -> None:
         if message.opening is not None and message.opening is not self.opening:  # compare's B
-            self.compared(message.profile)
+            self.compared(self.comparing.pop(id(message.opening), self.profile), message.profile)
             return
         self.progress_timer.stop()
         self.profile = message.profile
@@ -323,19 +326,33 @@ class ProfileScreen(FilterAndSearch, Screen):
         self.app.push_screen(ExportDialog(table.display_spec, view, self.profile.path.stem), written)
 
     def action_compare(self) -> None:
-        """Compare this capture (A) with another (B), read on the reading thread."""
-        def start(opening) -> None:
-            if isinstance(opening, Opening):
-                self.notify(opening.label, timeout=2, markup=False)
-                opening.start(self.post_message)
+        """Compare this capture, or one scope of it (A), with another capture or scope (B); a capture is read on the
+        reading thread. The dialog offers, as A, the scope the cursor is on."""
+        def start(request) -> None:
+            if not isinstance(request, CompareRequest):
+                return
+            if isinstance(request.b, Opening):
+                self.comparing[id(request.b)] = request.a
+                self.notify(request.b.label, timeout=2, markup=False)
+                request.b.start(self.post_message)
+            else:
+                self.compared(request.a, request.b)
 
         output = getattr(self.app, "output", None) or DEFAULT_OUTPUT
-        self.app.push_screen(CompareDialog(self.profile.path, output), start)
+        self.app.push_screen(CompareDialog(self.profile, output, self.cursor_scope()), start)
 
-    def compared(self, other: Profile) -> None:
-        """Compare's B has been read: the comparison is shown, or why there is none."""
+    def cursor_scope(self) -> str | None:
+        """The scope the table's cursor is on, as its path (a frame without its own value: not a kernel)."""
+        table = self.query_one(ProfileTable)
+        node, shown = table.current_node, table.profile
+        if not node or not table.display or shown.has_own[node]:
+            return None
+        return shown.path_of(node, sep=SCOPE_SEPARATOR)
+
+    def compared(self, a: Profile, b: Profile) -> None:
+        """Compare's B is at hand: the comparison is shown, or why there is none."""
         try:
-            diff = diff_profiles(self.profile, other)
+            diff = diff_profiles(a, b)
         except DiffError as error:
             self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
