@@ -7,7 +7,7 @@ from pathlib import Path
 from proton_tui.engine.history import stored_runs
 from proton_tui.tui.app import ProtonApp
 from tests.helpers import FIXTURES, H200_PYTHON
-from tests.tui.screen_text import shown_in, words
+from tests.tui.screen_text import screen_lines, shown_in, words
 
 SIZE = (80, 24)
 
@@ -30,3 +30,23 @@ async def test_the_run_status_line_wraps_instead_of_leaving_parts_out(monkeypatc
         assert status == ("PASS · 2.4 s · device cpu (Triton interpreter, TRITON_INTERPRET=1) · "
                           "max_abs_err=0.000e+00"), status
         assert "…" not in status
+
+
+async def test_the_runs_list_shows_a_line_per_run_in_aligned_columns(monkeypatch):
+    from proton_tui.tui.screens.runs import RunsScreen
+
+    monkeypatch.chdir(FIXTURES)
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, RunsScreen([], Path("runs")))
+        table = screen.query_one("#runs")
+        top = table.region.y + 2  # under its border and its header
+        lines = [line[table.region.x:table.region.right] for line in screen_lines(pilot.app)[top:top + 3]]
+        assert "2026-12-01 01:15:02" in lines[0] and "2026-12-01 00:47:13" in lines[1]  # one line each
+        assert "interpreter check" in lines[0] and "1 of 1 run passed, 0 flagged" in lines[0]
+        assert "PASS" in lines[1] and "size=4096 iters=2 unprofiled" in lines[1]
+        assert "runs/" not in lines[2] and not lines[2].strip("│ ")
+        assert lines[0].index("interpreter check") == lines[1].index("PASS")  # aligned
+        assert lines[0].index("1 of 1") == lines[1].index("size=4096")
+        assert words(shown_in(pilot.app, screen.query_one("#runs-folder"))) == "folder: runs/20261201-011502-check"
+        await pilot.press("down")
+        assert words(shown_in(pilot.app, screen.query_one("#runs-folder"))) == "folder: runs/20261201-004713-vecadd"
