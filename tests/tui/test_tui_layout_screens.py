@@ -50,3 +50,18 @@ async def test_the_runs_list_shows_a_line_per_run_in_aligned_columns(monkeypatch
         assert words(shown_in(pilot.app, screen.query_one("#runs-folder"))) == "folder: runs/20261201-011502-check"
         await pilot.press("down")
         assert words(shown_in(pilot.app, screen.query_one("#runs-folder"))) == "folder: runs/20261201-004713-vecadd"
+
+
+async def test_the_box_check_table_fits_80_columns_its_cause_and_capture_in_the_detail_pane():
+    from proton_tui.tui.screens.check import CheckScreen
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, CheckScreen(finished=report))
+        table = screen.query_one("#check-table")
+        header = screen_lines(pilot.app)[table.region.y + 1]
+        assert words(header) == "│ GPU NAME RESULT MAX_ABS_ERR KERNEL_US GB/S %PEAK FLAG │", header
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # every column whole
+        detail = words(shown_in(pilot.app, screen.query_one("#check-detail")))
+        assert "likely cause: other process on the GPU: pid 4242 (python3)" in detail
+        assert report.rows[1].capture and "capture:" in screen.detail_text("1")[1]
