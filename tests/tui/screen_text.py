@@ -8,11 +8,16 @@ def screen_lines(app) -> list[str]:
     return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
 
 
-def shown_in(app, widget) -> str:
+def shown_lines(app, widget, within=None) -> list[str]:
+    """The lines printed inside `widget`'s region, clipped to the content of `within` (a scrolling container)."""
+    region = widget.region.intersection((within.content_region if within is not None else app.screen.region))
+    return [line[region.x:region.right] for line in screen_lines(app)[region.y:region.bottom]]
+
+
+def shown_in(app, widget, within=None) -> str:
     """The text printed inside `widget`'s visible region, its lines joined by a space and runs of spaces made one."""
-    region = widget.region.intersection(app.screen.region)
-    lines = screen_lines(app)[region.y:region.bottom]
-    return " ".join(" ".join(line[region.x:region.right].split()) for line in lines).strip()
+    lines = shown_lines(app, widget, within)
+    return " ".join(" ".join(line.split()) for line in lines).strip()
 
 
 def words(text: str) -> str:

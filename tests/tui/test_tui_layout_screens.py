@@ -7,7 +7,7 @@ from pathlib import Path
 from proton_tui.engine.history import stored_runs
 from proton_tui.tui.app import ProtonApp
 from tests.helpers import FIXTURES, H200_PYTHON
-from tests.tui.screen_text import screen_lines, shown_in, words
+from tests.tui.screen_text import screen_lines, shown_in, shown_lines, words
 
 SIZE = (80, 24)
 
@@ -65,3 +65,47 @@ async def test_the_box_check_table_fits_80_columns_its_cause_and_capture_in_the_
         detail = words(shown_in(pilot.app, screen.query_one("#check-detail")))
         assert "likely cause: other process on the GPU: pid 4242 (python3)" in detail
         assert report.rows[1].capture and "capture:" in screen.detail_text("1")[1]
+
+
+def doctor_report(name: str):
+    from proton_tui.engine.doctor import DoctorReport
+    from proton_tui.records import read_doctor
+
+    return DoctorReport.from_record(read_doctor(FIXTURES / "doctor" / f"{name}.json"))
+
+
+async def test_every_doctor_fact_and_remedy_is_reachable_by_keyboard():
+    """The facts pane takes the focus one Tab back from the table, and its keys scroll it to its last fact; no
+    value or remedy is cut."""
+    from proton_tui.tui.screens.doctor import DoctorScreen
+
+    report = doctor_report("no_gpu")
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, DoctorScreen(finished=report))
+        assert screen.focused is screen.query_one("#doctor-table")
+        await pilot.press("shift+tab")
+        pane = screen.query_one("#doctor-facts-pane")
+        assert screen.focused is pane
+        facts = screen.query_one("#doctor-facts")
+        seen: dict[int, str] = {}
+        for _ in range(facts.virtual_size.height + 2):
+            for row, line in enumerate(shown_lines(pilot.app, facts, pane)):
+                seen[pane.scroll_y + row] = line
+            await pilot.press("down")
+        text = "".join("".join(seen[row].split()) for row in sorted(seen))  # a path folds anywhere: no spaces
+        for fact in report.facts:
+            assert "".join(fact.value.split()) in text, fact.value
+            if fact.remedy:
+                assert "".join(("→ " + fact.remedy).split()) in text, fact.remedy
+
+
+async def test_a_failed_doctor_cells_remedy_wraps_whole():
+    from proton_tui.tui.screens.doctor import DoctorScreen
+
+    report = doctor_report("no_driver")
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, DoctorScreen(finished=report))
+        result = screen.highlighted()
+        assert result.remedy
+        detail = words(shown_in(pilot.app, screen.query_one("#doctor-detail")))
+        assert words("→ " + result.remedy) in detail, detail
