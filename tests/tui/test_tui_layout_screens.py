@@ -109,3 +109,14 @@ async def test_a_failed_doctor_cells_remedy_wraps_whole():
         assert result.remedy
         detail = words(shown_in(pilot.app, screen.query_one("#doctor-detail")))
         assert words("→ " + result.remedy) in detail, detail
+
+
+async def test_the_box_check_status_line_wraps_instead_of_leaving_the_median_out():
+    from proton_tui.tui.screens.check import CheckScreen
+
+    (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, CheckScreen(finished=report))
+        status = words(shown_in(pilot.app, screen.query_one("#check-status")))
+        assert status == ("FAIL · 0 of 2 failed, 1 flagged · median 3300.4 GB/s, flagged below 2970.4 GB/s "
+                          "(0.90 x median)"), status

@@ -41,7 +41,6 @@ from proton_tui.engine.probe import ProbeError
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
 from proton_tui.tui.widgets.key_bar import KeyBar
-from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.formatting import counted
 
@@ -117,7 +116,7 @@ class CheckScreen(JobScreen):
         self.elapsed: float | None = None  # frozen when the check ends
 
     def compose(self) -> ComposeResult:
-        yield Summary(id="check-status")  # one line: what does not fit is left out, never wrapped
+        yield Static(id="check-status")  # wrapped where it is wider than the screen
         table = DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "One row per interpreter job" if self.cpu else "One row per GPU"
         yield table
@@ -195,7 +194,7 @@ class CheckScreen(JobScreen):
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
-        self.query_one("#check-status", Summary).update(self.status_text())
+        self.query_one("#check-status", Static).update(Text(self.status_text()))
 
     # ---- rendering ----------------------------------------------------------------------------------------------
     def show_rows(self, report: CheckReport) -> None:
