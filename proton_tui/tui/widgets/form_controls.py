@@ -3,6 +3,7 @@ says on or off, and an input that shows "…" where its value is wider than the 
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import Input, Label, RadioButton
@@ -36,7 +37,7 @@ class CutInput(Input):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        if y != 0 or self.has_focus or not self.value or len(self.value) <= width:
+        if y != 0 or self.has_focus or not self.value or cell_len(self.value) <= width:
             return super().render_line(y)
         text = Text(middle_cut(self.value, width), no_wrap=True, end="")
         strip = Strip(self.app.console.render(text, self.app.console_options.update_width(width + 1)))
