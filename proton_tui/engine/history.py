@@ -35,20 +35,26 @@ class StoredRun:
         stamp = self.path.name[:15]
         return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
 
-    def label(self) -> str:
-        """One line for a list."""
+    def cells(self) -> tuple[str, str, str]:
+        """Its columns in a list: when it started, its result (or what it is), and what it ran."""
         if self.record is None:
-            return f"{self.started}  {self.kind}: {self.problem}  {self.path}"
+            return self.started, self.kind, f"{self.problem}"
         record = self.record
         if self.kind == "check":
             check = self.check_report()
             if check is None:
-                return f"{self.started}  check: {CHECK_JSON} is not a check's record  {self.path}"
+                return self.started, "check", f"{CHECK_JSON} is not a check's record"
             what = "interpreter check" if check.cpu else "box check"
-            return (f"{self.started}  {what}: {sum(row.passed for row in check.rows)} of "
-                    f"{counted(len(check.rows), 'run')} passed, {len(check.flagged)} flagged  {self.path}")
-        return (f"{self.started}  {record.verdict or '?':<18} size={record.params.size} "
-                f"iters={record.params.iters} {backend_text(record)}  {self.path}")
+            return (self.started, what, f"{sum(row.passed for row in check.rows)} of "
+                                        f"{counted(len(check.rows), 'run')} passed, {len(check.flagged)} flagged")
+        return (self.started, record.verdict or "?",
+                f"size={record.params.size} iters={record.params.iters} {backend_text(record)}")
+
+    def label(self) -> str:
+        """One line for a list: its cells, then its folder."""
+        started, result, what = self.cells()
+        joined = f"{result:<18} {what}" if self.kind == "run" and self.record is not None else f"{result}: {what}"
+        return f"{started}  {joined}  {self.path}"
 
     def run_result(self) -> RunResult | None:
         """The run as the run screen shows it (its verdict, command line, log and the signals its stream gave),

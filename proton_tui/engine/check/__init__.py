@@ -47,13 +47,20 @@ from proton_tui.engine.check.plan import (
 )
 from proton_tui.engine.check.report import CHECK_JSON, CheckReport, explain_rows, flag_rows
 from proton_tui.engine.check.run import CaptureMeasure, build_row, execute_check, measure_capture
-from proton_tui.engine.check.text import TABLE_COLUMNS, cause_lines, format_report, report_notes, table_rows
+from proton_tui.engine.check.text import (
+    TABLE_COLUMNS,
+    capture_cell,
+    cause_lines,
+    format_report,
+    report_notes,
+    table_rows,
+)
 from proton_tui.records import CheckRow
 
 __all__ = [
     "CHECK_JSON", "INTERPRETER_NAME", "MAX_JOBS", "MIN_FRACTION",
     "TABLE_COLUMNS", "TIMEOUT_S", "CaptureMeasure", "CheckError", "CheckPlan", "CheckReport", "CheckRow", "CheckSlot",
-    "NoGpuError", "build_row", "cause_lines", "execute_check", "explain_rows", "flag_rows", "format_report",
-    "measure_capture", "parse_fraction", "parse_gpus", "plan_check", "report_notes",
+    "NoGpuError", "build_row", "capture_cell", "cause_lines", "execute_check", "explain_rows", "flag_rows",
+    "format_report", "measure_capture", "parse_fraction", "parse_gpus", "plan_check", "report_notes",
     "table_rows",
 ]

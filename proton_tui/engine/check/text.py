@@ -30,7 +30,7 @@ def _time_us(value: float | None) -> str:
     return "-" if value is None else format(value, ".1f" if value >= 1 else ".3g")
 
 
-def _capture_cell(row: CheckRow, check_dir: str | None) -> str:
+def capture_cell(row: CheckRow, check_dir: str | None) -> str:
     """The capture's path, relative to the check folder when it lies inside it (the report names the folder)."""
     if not row.capture:
         return "-"
@@ -52,7 +52,7 @@ def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
     return [(row.label, printable(row.name), row.verdict, _number(row.max_abs_err, ".3e"), _time_us(row.kernel_us),
              "n/a" if na else _number(row.gbps, ".1f"), "n/a" if na else _number(row.peak_percent, ".1f"),
              "SLOW" if row.flagged else "", "n/a" if na else printable(row.likely_cause),
-             _capture_cell(row, report.check_dir)) for row in report.rows]
+             capture_cell(row, report.check_dir)) for row in report.rows]
 
 
 def format_report(report: CheckReport) -> str:

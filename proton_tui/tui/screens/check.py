@@ -28,6 +28,7 @@ from proton_tui.engine.check import (
     CheckRow,
     CheckSlot,
     NoGpuError,
+    capture_cell,
     cause_lines,
     execute_check,
     plan_check,
@@ -40,11 +41,19 @@ from proton_tui.engine.probe import ProbeError
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
 from proton_tui.tui.widgets.key_bar import KeyBar
-from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.formatting import counted
 
 NUMERIC_COLUMNS = {"MAX_ABS_ERR", "KERNEL_US", "GB/S", "%PEAK"}
+# the table's columns on screen, to fit 80 columns: a row's likely cause and capture are in its detail pane, and the
+# interpreter measures no bandwidth (its status line says so)
+IN_DETAIL = {"LIKELY_CAUSE", "CAPTURE"}
+NO_BANDWIDTH = {"GB/S", "%PEAK"}
+
+
+def shown_columns(cpu: bool) -> tuple[str, ...]:
+    left_out = IN_DETAIL | (NO_BANDWIDTH if cpu else set())
+    return tuple(column for column in TABLE_COLUMNS if column not in left_out)
 
 
 class CheckPlanned(Message):
@@ -107,7 +116,7 @@ class CheckScreen(JobScreen):
         self.elapsed: float | None = None  # frozen when the check ends
 
     def compose(self) -> ComposeResult:
-        yield Summary(id="check-status")  # one line: what does not fit is left out, never wrapped
+        yield Static(id="check-status")  # wrapped where it is wider than the screen
         table = DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "One row per interpreter job" if self.cpu else "One row per GPU"
         yield table
@@ -123,7 +132,7 @@ class CheckScreen(JobScreen):
     def on_mount(self) -> None:
         self.title = "proton-tui — box check" + (" (CPU, Triton interpreter)" if self.cpu else "")
         table = self.query_one("#check-table", DataTable)
-        for column in TABLE_COLUMNS:
+        for column in shown_columns(self.cpu):
             table.add_column(column, key=column)
         self.query_one("#check-result").display = False
         self.flusher = self.set_interval(FLUSH_S, self.flush)
@@ -185,7 +194,7 @@ class CheckScreen(JobScreen):
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
-        self.query_one("#check-status", Summary).update(self.status_text())
+        self.query_one("#check-status", Static).update(Text(self.status_text()))
 
     # ---- rendering ----------------------------------------------------------------------------------------------
     def show_rows(self, report: CheckReport) -> None:
@@ -195,6 +204,8 @@ class CheckScreen(JobScreen):
         for row, cells in zip(report.rows, table_rows(report)):
             style = "bold red" if not row.passed else "bold yellow" if row.flagged else ""
             for column, cell in zip(TABLE_COLUMNS, cells):
+                if column not in table.columns:
+                    continue
                 justify = "right" if column in NUMERIC_COLUMNS else "left"
                 table.update_cell(row.label, column, Text(cell, style=style, justify=justify), update_width=True)
 
@@ -237,16 +248,22 @@ class CheckScreen(JobScreen):
 
     def detail_text(self, label: str | None) -> tuple[str, str] | None:
         """The detail pane's title and text for the row ``label``: its likely causes, then its readings in words
-        (``gpuhealth.detail_lines``); None when there is nothing to show (a CPU check, a row not finished)."""
+        (``gpuhealth.detail_lines``), then its capture; None when there is nothing to show (a row not finished, a
+        CPU check's row without a capture)."""
         row = self.rows.get(label) if label is not None else None
-        if self.cpu or row is None:
+        if row is None:
             return None
+        capture = [f"capture: {printable(capture_cell(row, self.check_dir))}"] if row.capture else []
+        if self.cpu:
+            return (f"{row.label}: its capture", "\n".join(capture)) if capture else None
         note = self.report.readings_note if self.report is not None else None
-        if row.readings is None and note is None:
-            return None
         lines = cause_lines(row)
-        lines += [f"GPU readings: not read: {printable(note)}"] if row.readings is None else detail_lines(row.readings)
-        return f"GPU {row.label}: what the GPU said around its run", "\n".join(lines)
+        if row.readings is not None:
+            lines += detail_lines(row.readings)
+        elif note is not None:
+            lines.append(f"GPU readings: not read: {printable(note)}")
+        lines += capture
+        return (f"GPU {row.label}: what the GPU said around its run", "\n".join(lines)) if lines else None
 
     def show_detail(self, label: str | None = None) -> None:
         """Fill the detail pane for ``label`` (default: the row under the cursor)."""
@@ -273,7 +290,7 @@ class CheckScreen(JobScreen):
 
     def add_row(self, label: str, name: str, state: str) -> None:
         """A GPU's (or job's) row before its result: its label, name and state, the rest empty."""
-        cells = (label, printable(name), state, *("" for _ in TABLE_COLUMNS[3:]))
+        cells = (label, printable(name), state, *("" for _ in shown_columns(self.cpu)[3:]))
         self.query_one("#check-table", DataTable).add_row(*(Text(cell) for cell in cells), key=label)
 
     def on_check_row_done(self, message: CheckRowDone) -> None:

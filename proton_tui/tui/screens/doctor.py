@@ -17,6 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
@@ -74,6 +75,8 @@ class DoctorFinished(Message):
 class DoctorScreen(JobScreen):
     """Runs ``proton-tui doctor`` and shows it: status, facts, the matrix, the selected cell, the verdict."""
 
+    AUTO_FOCUS = "#doctor-table"  # the facts above it are one Tab back
+
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel"),
         Binding("b,escape", "back", "Back"),
@@ -107,13 +110,14 @@ class DoctorScreen(JobScreen):
 
     def compose(self) -> ComposeResult:
         yield Summary(id="doctor-status")
-        facts = Static(Text("Probing the interpreter, reading the host…"), id="doctor-facts")
+        facts = VerticalScroll(Static(Text("Probing the interpreter, reading the host…"), id="doctor-facts"),
+                               id="doctor-facts-pane")  # focusable: every fact reachable by its keys
         facts.border_title = "Environment"
         yield facts
         table = DataTable(id="doctor-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "Expected (the version's rules) against proved (a capture each)"
         yield table
-        yield Static(id="doctor-detail")
+        yield VerticalScroll(Static(id="doctor-detail"), id="doctor-detail-pane")
         yield VerdictPanel(id="doctor-result")
         yield KeyBar()
 

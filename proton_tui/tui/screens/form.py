@@ -29,6 +29,7 @@ from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpret
 from proton_tui.engine.rules import Finding, check_rules
 from proton_tui.engine.sizes import interpreter_seconds
 from proton_tui.engine.workload import WorkloadError
+from proton_tui.tui.widgets.form_controls import CutInput, MarkedRadioButton, SwitchLabel
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.workload_panel import COMMAND, WorkloadPanel
 from proton_tui.view.formatting import counted
@@ -73,7 +74,7 @@ def field_input(field: str, **extra) -> Input:
 def radio_set(radio_id: str) -> RadioSet:
     """The choices the form offers for a parameter, its default pressed."""
     param = PARAMS[CHOICES[radio_id]]
-    return RadioSet(*(RadioButton(choice, value=choice == param.default, name=choice)
+    return RadioSet(*(MarkedRadioButton(choice, value=choice == param.default, name=choice)
                       for choice in param.offered or param.choices), id=radio_id)
 
 
@@ -142,7 +143,7 @@ class FormScreen(Screen):
                     with Vertical(id="interpreter-panel", classes="panel") as interpreter:
                         interpreter.border_title = "Interpreter"
                         interpreter.border_subtitle = "Enter re-detects"
-                        yield Input(self.python, id="python")
+                        yield CutInput(self.python, id="python")
                     with Vertical(id="instrumentation-panel", classes="panel") as instrumentation:
                         instrumentation.border_title = "Instrumentation"
                         for field in INSTRUMENTATION_FIELDS:
@@ -156,13 +157,14 @@ class FormScreen(Screen):
                     proton.border_title = "Proton"
                     with Horizontal(classes="switch-row"):
                         yield Switch(PARAMS["profile"].default, id="profile")
-                        yield Label(PARAMS["profile"].label)
+                        yield SwitchLabel(PARAMS["profile"].label, PARAMS["profile"].default, id="profile-label")
                     with Horizontal(classes="switch-row"):
                         yield Switch(PARAMS["hook"].default, id="hook")
-                        yield Label(f"{PARAMS['hook'].label} (-k triton)")
+                        yield SwitchLabel(f"{PARAMS['hook'].label} (-k triton)", PARAMS["hook"].default,
+                                          id="hook-label")
                     yield Label(PARAMS["backend"].label, classes="choice-label")
                     yield radio_set("backend")
-                    for pair in (("context", "mode"), ("data", "format")):
+                    for pair in (("context", "mode"), ("data",), ("format",)):  # hatchet_msgpack: a row of its own
                         with Horizontal(classes="radio-row"):
                             for radio_id in pair:
                                 with Vertical(classes="choice"):
@@ -316,8 +318,12 @@ class FormScreen(Screen):
         self.show_run_state("the interpreter is being detected")
         self.detect(event.value)
 
-    @on(RadioSet.Changed)
     @on(Switch.Changed)
+    def switch_changed(self, event: Switch.Changed) -> None:
+        self.query_one(f"#{event.switch.id}-label", SwitchLabel).show(event.value)
+        self.refresh_form()
+
+    @on(RadioSet.Changed)
     @on(Select.Changed)
     @on(WorkloadPanel.Changed)
     def choice_changed(self) -> None:

@@ -25,7 +25,6 @@ from proton_tui.tui.messages import RunFinished, StreamRead, ViewCapture
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
 from proton_tui.tui.widgets.key_bar import KeyBar
-from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.verdict import VerdictPanel
 
 
@@ -52,7 +51,7 @@ class RunScreen(JobScreen):
     def compose(self) -> ComposeResult:
         with Vertical(id="run-head") as head:
             head.border_title = "Run"
-            yield Summary(id="run-status")  # one line: what does not fit is left out, never wrapped
+            yield Static(id="run-status")  # wrapped where it is wider than the screen
             yield Static(id="run-command")
         yield VerdictPanel(id="verdict-panel")
         log = BatchedLog(id="run-log")
@@ -120,7 +119,7 @@ class RunScreen(JobScreen):
 
     def flush(self) -> None:
         self.query_one(BatchedLog).flush()
-        self.query_one("#run-status", Summary).update(self.status_text())
+        self.query_one("#run-status", Static).update(Text(self.status_text()))
 
     def status_text(self) -> str:
         signals = self.result.signals if self.result is not None else self.signals
@@ -161,7 +160,7 @@ class RunScreen(JobScreen):
         else:
             lines, passed = [self.problem or ""], False
         self.query_one(VerdictPanel).show("\n".join(lines), passed)
-        self.query_one("#run-status", Summary).update(self.status_text())
+        self.query_one("#run-status", Static).update(Text(self.status_text()))
 
     # ---- actions ------------------------------------------------------------------------------------------------
     @staticmethod

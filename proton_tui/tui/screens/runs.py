@@ -9,8 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import DataTable, Static
 
 from proton_tui.console import printable
 from proton_tui.engine.history import StoredRun, stored_runs
@@ -22,10 +21,12 @@ if TYPE_CHECKING:
     from proton_tui.engine.session import RunResult
 
 THIS_PROCESS = "● "  # marks a run made since proton-tui opened
+COLUMNS = ("STARTED", "RESULT", "WHAT")  # a row each, its folder under the list
 
 
 class RunsScreen(Screen):
-    """A list of runs and checks; Enter reopens one."""
+    """A list of runs and checks, a line and aligned columns each, the highlighted one's folder under it; Enter
+    reopens one."""
 
     BINDINGS = [Binding("escape,b", "dismiss", "Back"), Binding("f1", "app.help", "Help")]
 
@@ -36,13 +37,13 @@ class RunsScreen(Screen):
         stored = stored_runs(output)
         listed = {entry.path.resolve() for entry in stored}
         # (label, this process's run, stored entry): this process's runs kept elsewhere come first
+        listing = [(StoredRun(run.run_dir, "run", run.record), run, None)
+                   for path, run in reversed(ours.items()) if path not in listed]
+        listing += [(entry, ours.get(entry.path.resolve()), entry) for entry in stored]
         self.entries: list[tuple[str, RunResult | None, StoredRun | None]] = [
-            (THIS_PROCESS + StoredRun(run.run_dir, "run", run.record).label(), run, None)
-            for path, run in reversed(ours.items()) if path not in listed
-        ]
-        for entry in stored:
-            mine = ours.get(entry.path.resolve())
-            self.entries.append(((THIS_PROCESS if mine else "  ") + entry.label(), mine, entry))
+            ((THIS_PROCESS if run else "  ") + shown.label(), run, entry) for shown, run, entry in listing]
+        self.rows = [((THIS_PROCESS if run else "  ") + shown.started, *shown.cells()[1:], shown.path)
+                     for shown, run, _ in listing]
 
     def compose(self) -> ComposeResult:
         mine = sum(1 for _, run, _ in self.entries if run is not None)
@@ -50,13 +51,22 @@ class RunsScreen(Screen):
                    f"{THIS_PROCESS.strip()} {counted(mine, 'run')} made since proton-tui opened)"
                    if self.entries else f"No run or check in {self.output} yet.")
         yield Static(Text(printable(summary)), id="summary")
-        runs = OptionList(*[Option(Text(printable(label)), id=str(i)) for i, (label, _, _) in enumerate(self.entries)])
+        runs = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         runs.border_title = "Enter opens one"
+        for column in COLUMNS:
+            runs.add_column(column, key=column)
+        for index, (*cells, _) in enumerate(self.rows):
+            runs.add_row(*(Text(printable(cell)) for cell in cells), key=str(index))
         yield runs
+        yield Static(id="runs-folder")
         yield KeyBar()
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        _, run, entry = self.entries[int(event.option.id)]
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        path = self.rows[int(event.row_key.value)][-1]
+        self.query_one("#runs-folder", Static).update(Text(printable(f"folder: {path}")))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        _, run, entry = self.entries[int(event.row_key.value)]
         if run is None and entry is not None:
             if (report := entry.check_report()) is not None:
                 self.post_message(OpenCheck(report))

@@ -12,10 +12,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Input, Label, RadioButton, RadioSet
+from textual.widgets import Input, Label, RadioSet
 
 from proton_tui.console import printable
 from proton_tui.engine.workload import Workload, WorkloadError, parse_workload
+from proton_tui.tui.widgets.form_controls import MarkedRadioButton
 
 VECADD, COMMAND = "vecadd", "command"
 
@@ -31,8 +32,8 @@ class WorkloadPanel(Vertical):
         self.border_title = "Workload"
 
     def compose(self) -> ComposeResult:
-        yield RadioSet(RadioButton("bundled vecadd", value=True, name=VECADD),
-                       RadioButton("my command", name=COMMAND), id="workload")
+        yield RadioSet(MarkedRadioButton("bundled vecadd", value=True, name=VECADD),
+                       MarkedRadioButton("my command", name=COMMAND), id="workload")
         with Horizontal(classes="field-row"):
             yield Label("Command", classes="field-label")
             yield Input(placeholder="python train.py --steps 3   or   torchrun --nproc-per-node 2 train.py",
