@@ -108,7 +108,7 @@ def test_bad_input_one_line_exit_2_no_traceback(case, write_capture):
     "args, fragment",
     [
         (["view", "/nonexistent/x.hatchet"], "/nonexistent/x.hatchet: no such file"),
-        (["view", "."], "is a directory"),
+        (["view", "."], "no Proton capture in this folder"),
         (["view", "FIXTURE", "--include", "("], "--include '(' is not a valid regular expression"),
         (["view", "FIXTURE", "--depth", "-1"], "--depth"),
         (["view", "FIXTURE", "--json", "--csv"], "exclusive"),

@@ -157,7 +157,7 @@ def test_a_trace_run_opens_on_its_timeline(tmp_path, monkeypatch):
         term.kill()
 
 
-BACKEND_FIELD_TABS = 8  # Tab presses from the form's start to the Backend choices (checked on CPU by a pilot test)
+BACKEND_FIELD_TABS = 9  # Tab presses from the form's start to the Backend choices (checked on CPU by a pilot test)
 
 
 def test_an_instrumentation_run_from_the_form_shows_cycles_per_warp(tmp_path, monkeypatch):

@@ -431,7 +431,7 @@ async def test_the_instrumentation_options_on_the_form(monkeypatch, tmp_path):
         assert screen.query_one("#run", Button).disabled
 
 
-async def test_the_backend_choices_are_eight_tabs_from_the_forms_start(monkeypatch, tmp_path):
+async def test_the_backend_choices_are_the_gpu_flows_tabs_from_the_forms_start(monkeypatch, tmp_path):
     """The GPU flow in a real terminal reaches Backend with this many Tabs."""
     from tests.e2e.test_gpu_flow import BACKEND_FIELD_TABS
 
