@@ -32,10 +32,10 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 cat "$OUT/machine.txt"
 timed() {  # NAME CMD...: the command's output in OUT/NAME.log, its exit status and wall time in OUT/NAME.status
     local name=$1; shift
-    local start=$(date +%s.%N)
+    local start=$(date +%s%N)
     "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
-    echo "rc=$rc wall_s=$(echo "$(date +%s.%N) - $start" | bc)" > "$OUT/$name.status"
+    echo "rc=$rc wall_s=$(( ($(date +%s%N) - start) / 1000000 ))e-3" > "$OUT/$name.status"
     echo "== $name: $(cat "$OUT/$name.status")"; grep -E "^verdict|^hint" "$OUT/$name.log"
 }
 timed timm-script "$TUI" run --output "$OUT/runs" -- "$PY" "$REPO/benchmarks/gpu/timm_train.py"
