@@ -124,3 +124,21 @@ def test_a_region_inside_a_kernel_is_timed_on_its_own():
     load = within(profile, "load")
     assert [(k.name, k.value) for k in load.kernel_stats()] == [("load", 30121)] and load.total == 30121
     assert [(k.name, k.value) for k in within(profile, "kernel").kernel_stats()] == [("kernel", 153505)]
+
+
+def test_the_first_step_of_a_compiled_model_against_a_later_one():
+    """A timm resnet18, torch.compile'd, three steps in scopes step0..step2, captured on an H200 through
+    `run -- python timm_train.py`: step0 holds the autotuner's fill kernel, which step2 no longer launches."""
+    import subprocess
+
+    import orjson as _orjson
+
+    from tests.helpers import CLI, FIXTURES
+
+    capture = FIXTURES / "timm_resnet18_steps.hatchet"
+    done = subprocess.run([CLI, "diff", f"{capture}:step0", f"{capture}:step2", "--json"], capture_output=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    document = _orjson.loads(done.stdout)
+    fill = [row for row in document["kernels"] if row["short_name"].endswith("FillFunctor<int>, …>")]
+    assert fill and fill[0]["status"] == "gone" and fill[0]["launches_a"] == 15448

@@ -130,3 +130,17 @@ def test_a_merged_trace_of_trees_is_refused(tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 2 and "needs a Chrome trace per rank" in done.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_two_h200_ranks_name_the_slow_rank_and_the_kernel_it_loses_time_in():
+    """Recorded with `run -- torchrun --nproc-per-node 2` on one H200 (gloo), rank 1 doing 16 more matmuls a step."""
+    folder = FIXTURES / "ranks_h200"
+    rank_set = open_rank_set([folder])
+    assert [rank.source for rank in rank_set.ranks] == ["sidecar", "sidecar"]
+    slow = [rank.rank for rank in rank_set.ranks if rank_set.flagged(rank)]
+    assert slow == [1]
+    worst = rank_set.kernels()[0]
+    assert worst.name.startswith("_Z") and "Kernel2" in worst.name and rank_set.ranks[worst.slowest].rank == 1
+    for rank in rank_set.ranks:
+        assert rank.profile.total == open_capture(folder / f"ranks.rank{rank.rank}.hatchet").total
+        assert rank.record.gpu_uuid and rank.record.world_size == 2
