@@ -95,7 +95,7 @@ def decide_workload_verdict(classifier: OutputClassifier, process: ProcessResult
     if profiling and ranks is not None and not ranks:
         return Verdict(Outcome.NO_CAPTURE, "no capture written: no process of the command had a rank (is it a "
                        "launcher that sets RANK, SLURM_PROCID or OMPI_COMM_WORLD_RANK?)", tuple(hints))
-    if profiling and any(status is None or status.missing for status in captures) or not captures and profiling:
+    if profiling and (not captures or any(status is None or status.missing for status in captures)):
         return Verdict(Outcome.NO_CAPTURE, f"{Outcome.NO_CAPTURE.value}{detail}", tuple(hints))
     if profiling and any(status.error for status in captures if status):
         return Verdict(Outcome.BAD_CAPTURE, f"{Outcome.BAD_CAPTURE.value}{detail}", tuple(hints))

@@ -78,16 +78,14 @@ class LogTail:
         self.folder, self.deliver, self.on_rank_lines = folder, deliver, on_rank_lines
         self._open: dict[Path, tuple[object, LineSplitter, str]] = {}
 
-    def _label(self, log: Path) -> str:
-        stem = log.name.removesuffix(LOG_SUFFIX)
-        found = re.search(r"\.rank(\d+)$", stem)
-        return f"rank {found[1]}" if found else stem
 
     def read(self, final: bool = False) -> None:
         for log in sorted(self.folder.glob(f"*.rank*{LOG_SUFFIX}"), key=_rank_order):
             if log not in self._open:
                 try:
-                    self._open[log] = (open(log, "rb"), LineSplitter(), self._label(log))  # noqa: SIM115
+                    number = _rank_of(log)
+                    label = f"rank {number}" if number is not None else log.name.removesuffix(LOG_SUFFIX)
+                    self._open[log] = (open(log, "rb"), LineSplitter(), label)  # noqa: SIM115
                 except OSError:
                     continue
             stream, splitter, label = self._open[log]
@@ -114,9 +112,15 @@ class LogTail:
                 stream.close()
 
 
+def _rank_of(path: Path) -> int | None:
+    """The rank in a file name the start-up hook wrote (`<name>.rank<R>.<suffix>`)."""
+    found = re.search(r"\.rank(\d+)\.[^.]+$", path.name)
+    return int(found[1]) if found else None
+
+
 def _rank_order(path: Path) -> tuple[int, str]:
-    found = re.search(r"\.rank(\d+)\.", path.name)
-    return (int(found[1]) if found else -1, path.name)
+    number = _rank_of(path)
+    return (-1 if number is None else number, path.name)
 
 
 def collect_ranks(folder: Path, suffix: str | None, launcher: LauncherReport) -> list[RankRecord]:

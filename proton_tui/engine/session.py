@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -162,9 +162,10 @@ async def execute_run(plan: RunPlan, on_lines: LineCallback | None = None, *, st
             if on_signals:
                 on_signals(msgspec.structs.replace(stream.classifier.signals))
 
-        ended = asyncio.Event()
-        tail = LogTail(run_dir, lambda lines: deliver(lines, launcher=False), stream.rank_lines)
-        follow = asyncio.ensure_future(tail.follow(ended)) if command.hook and command.hook.ranks else None
+        ended, follow = asyncio.Event(), None
+        if command.hook is not None and command.hook.ranks:  # each rank's log, prefixed by its rank
+            tail = LogTail(run_dir, lambda lines: deliver(lines, launcher=False), stream.rank_lines)
+            follow = asyncio.ensure_future(tail.follow(ended))
         try:
             process = await run_process(command.argv, deliver, env=command.env, timeout=params.timeout, stop=stop,
                                         cwd=command.cwd)
@@ -190,10 +191,9 @@ class _Stream:
 
     classifier: OutputClassifier
     launcher: LauncherReport
-    ranks: dict[str, OutputClassifier] | None = None
+    ranks: dict[str, OutputClassifier] = field(default_factory=dict)
 
     def rank_lines(self, label: str, lines: list[str]) -> None:
-        self.ranks = self.ranks or {}
         self.ranks.setdefault(label, OutputClassifier()).feed(lines)
 
 
@@ -276,7 +276,7 @@ def _ranks(plan: RunPlan, run_dir: Path, stream: _Stream, record: RunRecord):
         if profiling and sidecar is not None and sidecar.capture:
             status, profile = capture_status(Path(sidecar.capture), record)
             first = first or profile
-        classifier = (stream.ranks or {}).get(f"rank {number}")
+        classifier = stream.ranks.get(f"rank {number}")
         outcomes.append(RankOutcome(number, sidecar, status, classifier.signals.exception if classifier else None))
     return ranks, outcomes, first
 

@@ -164,8 +164,8 @@ def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_ca
             sidecars.append(None)
     if all(record is not None and record.rank is not None for record in sidecars):
         numbers, source = [record.rank for record in sidecars], FROM_SIDECAR
-    elif all(rank_of_name(path) is not None for path in files):
-        numbers, source = [rank_of_name(path) for path in files], FROM_NAME
+    elif None not in (named := [rank_of_name(path) for path in files]):
+        numbers, source = named, FROM_NAME
     else:
         numbers, source = list(range(len(files))), FROM_ORDER
     if len(set(numbers)) != len(numbers):
