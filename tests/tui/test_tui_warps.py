@@ -172,6 +172,9 @@ async def test_a_large_trace_s_warps_are_read_off_the_ui_thread(monkeypatch):
         release.set()
         await wait_for(lambda: timeline.warps is not None, 30, "the warps")
         assert timeline.launch_at == 0 and selected(timeline)[2] == "kernel"
+        # the details follow the selected warp as they do when the warps are read at once
+        await wait_for(lambda: "kernel in launch 1 of 2 (k_scoped)" in details(app), 10, "the warp's details")
+        assert "1,331 cyc: the slowest of 64 warps" in details(app)
 
 
 async def test_warps_landing_after_going_back_to_the_table_leave_its_details(monkeypatch):

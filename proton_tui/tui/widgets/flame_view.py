@@ -59,6 +59,7 @@ class FlameView(ScrollView, can_focus=True):
 
         def __init__(self, view: FlameView, frame: Frame) -> None:
             super().__init__()
+            self.set_sender(view)  # made inside its parent's handler, Textual would stop it at that parent
             self.view, self.frame, self.node = view, frame, frame.node
 
     class Left(Message):

@@ -67,6 +67,8 @@ class TimelineView(ScrollView, can_focus=True):
 
         def __init__(self, view: TimelineView, event: int) -> None:
             super().__init__()
+            # sent by the view itself: made inside its parent's handler, Textual would stop it at that parent
+            self.set_sender(view)
             self.view, self.event = view, event
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
