@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from proton_tui.engine.params import RunParams
+from proton_tui.engine.payload import install_command
 from proton_tui.engine.probe import InterpreterInfo
 from proton_tui.view.formatting import counted
 
@@ -52,6 +53,7 @@ class Finding:
 
     level: str  # "refuse" or "warn"
     text: str
+    about: str = ""  # "imports": the interpreter lacks what the payload imports (the form says so in its top line)
 
     @property
     def refuses(self) -> bool:
@@ -94,14 +96,27 @@ def check_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[str, 
     return sorted(found, key=lambda finding: not finding.refuses)
 
 
+def import_problem(info: InterpreterInfo, *, triton: bool = True, torch: bool = True) -> str | None:
+    """Why the payload cannot run in `info`'s interpreter when Triton (`triton`) or torch (`torch`) is needed and
+    does not import there, with the command that installs them; None when nothing needed is missing."""
+    missing = [(name, error) for name, needed, version, error in (
+        ("triton", triton, info.triton_version, info.triton_error),
+        ("torch", torch, info.torch_version, info.torch_error)) if needed and version is None]
+    if not missing:
+        return None
+    names = " and ".join(name for name, _ in missing)
+    errors = "; ".join(f"{name}: {error}" for name, error in missing)
+    verb = "does" if len(missing) == 1 else "do"
+    return (f"{names} {verb} not import in {info.python} ({errors}): `{install_command(info.python)}` installs "
+            "what the payload needs, or name an interpreter that has it («python»)")
+
+
 def _environment_rules(params: RunParams, info: InterpreterInfo) -> list[Finding]:
     found = []
-    if info.triton_version is None and (params.profile or not params.command):  # a command alone may not need it
-        found.append(Finding("refuse", f"triton does not import in {info.python}: {info.triton_error}; "
-                                       "run with an interpreter that has Triton («python»)"))
-    if info.torch_version is None and not params.command:  # the payload needs torch; a user's command may not
-        found.append(Finding("refuse", f"torch does not import in {info.python}: {info.torch_error}; "
-                                       "the payload needs it («python»)"))
+    # a command of the user's may need neither; Proton needs Triton, the payload needs both
+    problem = import_problem(info, triton=params.profile or not params.command, torch=not params.command)
+    if problem is not None:
+        found.append(Finding("refuse", problem, about="imports"))
     if isinstance(params.device, int) and params.device >= info.gpu_count:
         seen = f"sees {counted(info.gpu_count, 'GPU')}" if info.gpu_count else "sees no GPU"
         found.append(Finding("refuse", f"«device» {params.device}: {info.python} {seen}"))

@@ -157,9 +157,11 @@ class ProtonApp(App):
 
     # ---- routing ------------------------------------------------------------------------------------------------
     def on_form_screen_run_requested(self, message: FormScreen.RunRequested) -> None:
+        from proton_tui.engine.params import runs_interpreted
         from proton_tui.tui.screens.run import RunScreen
 
-        self.push_screen(RunScreen(message.params))
+        vendor = message.info.gpu_vendor if message.info is not None else ""
+        self.push_screen(RunScreen(message.params, interpreted=runs_interpreted(message.params, vendor)))
 
     @on(RunFinished)
     def record_run(self, message: RunFinished) -> None:

@@ -109,8 +109,9 @@ def test_no_gpu_names_the_interpreter_and_the_cpu_check():
 
 
 def test_missing_torch_or_a_refusal_stops_the_check():
-    with pytest.raises(CheckError, match="torch does not import"):
+    with pytest.raises(CheckError, match="torch does not import") as caught:
         plan_check(info=interpreter(torch_version=None, torch_error="ModuleNotFoundError: torch"), environ={})
+    assert f"`{PY} -m pip install torch triton numpy` installs what the payload needs" in str(caught.value)
     with pytest.raises(CheckError, match="refused configuration: .*without Proton"):
         plan_check(info=interpreter(has_proton=False), environ={})
 

@@ -46,9 +46,16 @@ def test_instrumentation_runs_the_scoped_kernel_and_warns_only_for_another_paylo
 def test_interpreter_problems_are_refused():
     broken = InterpreterInfo(python=PY, triton_error="ModuleNotFoundError: No module named 'triton'",
                              torch_error="ModuleNotFoundError: No module named 'torch'")
-    messages = refusals(RunParams(python=PY), broken)
-    assert any("triton does not import" in m and "No module named 'triton'" in m for m in messages)
-    assert any("torch does not import" in m for m in messages)
+    (message,) = [m for m in refusals(RunParams(python=PY), broken) if "import" in m]  # one names both, with the command that fixes it
+    assert message.startswith(f"triton and torch do not import in {PY} (triton: ModuleNotFoundError: No module "
+                              "named 'triton'; torch: ModuleNotFoundError: No module named 'torch')")
+    assert f"`{PY} -m pip install torch triton numpy` installs what the payload needs" in message
+    assert "--python" in message
+    # a command of the user's needs Triton only where Proton profiles it
+    (message,) = [m for m in refusals(RunParams(python=PY, command=("python", "train.py")), broken) if "import" in m]
+    assert message.startswith(f"triton does not import in {PY} (triton: ")
+    assert not [m for m in refusals(RunParams(python=PY, command=("python", "train.py"), profile=False), broken)
+                if "import" in m]
     no_proton = InterpreterInfo(python=PY, triton_version="3.6.0", torch_version="2.11.0", gpu_vendor="nvidia",
                                 gpu_names=("H200",))
     assert any("without Proton" in m for m in refusals(RunParams(python=PY), no_proton))

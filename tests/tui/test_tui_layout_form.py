@@ -72,3 +72,25 @@ async def test_switches_and_radio_buttons_say_their_state_in_text(monkeypatch, t
         await pilot.pause()
         assert shown_in(app, screen.query_one("#profile-label")) == "profile with Proton: off"
         assert words(shown_in(app, screen.query_one("#hook-label"))).endswith(": on")
+
+
+async def test_an_interpreter_without_torch_and_triton_is_told_once_with_the_command_that_installs_them(tmp_path):
+    """A real interpreter that has neither (a bare virtual environment): the top line says what is missing, why, and
+    the exact install command; the refusal list and Run's reason do not say it again."""
+    import subprocess
+    import sys
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = str(bare / "bin" / "python")
+    app = ProtonApp(python=python, output=tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        screen = pilot.app.screen
+        top = words(shown_in(pilot.app, screen.query_one("#detection")))
+        assert "no Triton (ModuleNotFoundError: No module named 'triton')" in top
+        command = f"`{python} -m pip install torch triton numpy` installs what the payload needs, then F2 runs"
+        assert "".join(command.split()) in "".join(top.split())  # a long path wraps where the width ends
+        below = [str(screen.query_one(selector).render()) for selector in ("#findings", "#run-reason")]
+        assert not any("No module named" in text or "pip install" in text for text in below), below
+        assert "Run can't start" in below[1] and screen.query_one("#run").disabled

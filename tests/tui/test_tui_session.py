@@ -263,7 +263,8 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         await wait_for(lambda: isinstance(app.screen, RunScreen))
         run_screen = app.screen
         assert (run_screen.params.size, run_screen.params.iters, run_screen.params.device) == (4096, 2, "cpu")
-        assert any("CPU check at 4,096 elements × 2 launches" in n.message for n in app._notifications)
+        assert any("CPU check through the Triton interpreter at 4,096 elements × 2 launches, about " in n.message
+                   for n in app._notifications)
         await wait_for(lambda: run_screen.result is not None, 120)
         assert run_screen.result.verdict.passed
         await pilot.press("b")
@@ -274,7 +275,7 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         await wait_for(lambda: isinstance(app.screen, RunScreen) and app.screen is not run_screen)
         # the size typed is kept; the launches left at their default are the interpreter's, as `run` has them
         assert app.screen.params.size == 4 * 2**20 and app.screen.params.iters == 2
-        assert any("The Triton interpreter takes about" in n.message for n in app._notifications)
+        assert any(f"at {4 * 2**20:,} elements × 2 launches, about " in n.message for n in app._notifications)
         assert " s of about " in app.screen.status_text()
         await pilot.press("escape")  # cancel it
         await wait_for(lambda: app.screen.result is not None, 60)
@@ -320,7 +321,10 @@ async def test_run_without_a_gpu_is_sized_for_the_interpreter_as_on_the_command_
         await pilot.press("ctrl+r")
         await wait_for(lambda: isinstance(app.screen, RunScreen))
         assert (app.screen.params.size, app.screen.params.iters, app.screen.params.profile) == (4096, 3, False)
-        assert any("Run at 4,096 elements × 3 launches" in n.message for n in app._notifications)
+        # said up front: why Proton is off, what runs, how long it should take; the status counts towards it
+        assert any(n.message.startswith("No GPU here, so Proton is off: Run through the Triton interpreter at "
+                                        "4,096 elements × 3 launches, about ") for n in app._notifications)
+        assert " s of about " in app.screen.status_text()
         await wait_for(lambda: app.screen.result is not None, 120)
         assert app.screen.result.verdict.passed
 

@@ -21,7 +21,7 @@ from proton_tui.engine.params import (
 )
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
-from proton_tui.engine.rules import Finding, check_rules, resolve_backend, version_between
+from proton_tui.engine.rules import Finding, check_rules, import_problem, resolve_backend, version_between
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.engine.session import RunPlan
 from proton_tui.engine.sizes import CHECK_SIZE, CPU_ITERS, CPU_SIZE, GPU_ITERS
@@ -136,11 +136,8 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
     elif jobs is not None:
         raise ParamError("--jobs", "only with --cpu: on GPUs the check runs one process per GPU")
     info = info or probe_interpreter(python)
-    if info.triton_version is None or info.torch_version is None:
-        missing = "triton" if info.triton_version is None else "torch"
-        error = info.triton_error if info.triton_version is None else info.torch_error
-        raise CheckError(f"{missing} does not import in {python}: {error}; the payload needs torch and triton "
-                         "(--python names another interpreter)")
+    if (problem := import_problem(info)) is not None:
+        raise CheckError(Finding("refuse", problem).message)
     if cpu:
         indices = list(range(count))
     elif not info.gpu_count:

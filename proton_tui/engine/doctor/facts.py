@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from proton_tui.engine.classify import LIBRARY_REMEDY
+from proton_tui.engine.payload import install_command
 from proton_tui.engine.probe import InterpreterInfo, read_answer
 from proton_tui.engine.rules import BACKEND_SINCE
 from proton_tui.records import Fact
@@ -87,14 +88,14 @@ def _interpreter_fact(info: InterpreterInfo) -> Fact:
     python = f"Python {info.python_version}" if info.python_version else info.python
     if info.triton_version is None:
         return Fact("interpreter", "fail", f"{python}: triton does not import: {info.triton_error}",
-                    f"install triton in {info.python}, or name another interpreter (--python)")
+                    f"{install_command(info.python)}, or name another interpreter (--python)")
     if not info.has_proton:
         return Fact("interpreter", "fail", f"{python}: Triton {info.triton_version} was built without Proton "
                                            "(triton.profiler does not import)",
                     "install a Triton wheel from PyPI (it ships Proton), or a build with TRITON_BUILD_PROTON=ON")
     if info.torch_version is None:
         return Fact("interpreter", "fail", f"{python}: torch does not import: {info.torch_error}",
-                    f"install torch in {info.python}: the payload needs it")
+                    f"{install_command(info.python)}: the payload needs it")
     return Fact("interpreter", "ok", f"{python} · Triton {info.triton_version} with Proton · torch "
                                      f"{info.torch_version}")
 

@@ -25,6 +25,7 @@ from proton_tui.engine.params import (
     label_of,
     runs_interpreted,
 )
+from proton_tui.engine.payload import install_command
 from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpreter
 from proton_tui.engine.rules import Finding, check_rules
 from proton_tui.engine.sizes import interpreter_seconds
@@ -60,6 +61,8 @@ CONTROLS = ("size", "iters", "block_size", "device", "python", "profile", "hook"
 SIZING = ("size", "iters")  # what the Triton interpreter sizes itself where these are left at their defaults
 
 DEVICES = (("auto", "auto"), ("cpu (Triton interpreter)", "cpu"))  # then a row per GPU the interpreter sees
+# Run's reason when the interpreter lacks Triton or torch: the top line has the error and the install command
+IMPORTS_MISSING = "the interpreter lacks what the payload imports (the top line says how to install it)"
 SLOW_CHECK_S = 10.0  # a CPU check expected to take longer than this is announced with its estimate
 
 
@@ -210,7 +213,10 @@ class FormScreen(Screen):
             return f"Interpreter {self.python}: {self.probe_error}"
         info = self.info
         triton = f"Triton {info.triton_version}" if info.triton_version else f"no Triton ({info.triton_error})"
-        torch = f"torch {info.torch_version}" if info.torch_version else "no torch"
+        torch = f"torch {info.torch_version}" if info.torch_version else f"no torch ({info.torch_error})"
+        if info.triton_version is None or info.torch_version is None:  # the one place the form says so
+            return (f"Python {info.python_version} · {triton} · {torch}: `{install_command(info.python)}` installs "
+                    "what the payload needs, then F2 runs the CPU check")
         if info.gpu_count:
             gpus = f"{counted(info.gpu_count, info.gpu_vendor + ' GPU')}: {', '.join(info.gpu_names)}"
         else:
@@ -275,7 +281,7 @@ class FormScreen(Screen):
                 button.tooltip = Text(printable(refusals[0].form_message)) if refusals and params.profile else None
                 button.disabled = button.tooltip is not None and button.name != getattr(params, field)
         findings = self.findings_for(params)
-        lines = [printable(f"{'✗' if f.refuses else '!'} {f.form_message}") for f in findings]
+        lines = [printable(f"{'✗' if f.refuses else '!'} {f.form_message}") for f in findings if f.about != "imports"]
         if params.profile:
             lines += [
                 f"· {button.name} unavailable: {button.tooltip.plain}"
@@ -284,7 +290,7 @@ class FormScreen(Screen):
                 if button.tooltip and button.name != getattr(params, field)
             ]
         self.query_one("#findings", Static).update(Text("\n".join(lines)))
-        refusals = [f.form_message for f in findings if f.refuses]
+        refusals = [f.form_message if f.about != "imports" else IMPORTS_MISSING for f in findings if f.refuses]
         if self.info is None:
             self.show_run_state(self.probe_error or "the interpreter is being detected")
         else:
@@ -350,20 +356,22 @@ class FormScreen(Screen):
 
     def request(self, params: RunParams, what: str) -> None:
         """Ask for the run: one through the Triton interpreter at the interpreter's own small size and launches
-        for Size and Iterations left at their defaults (`interpreter_sized`, as the command line does), saying so,
-        or up front about how long the interpreter takes at a larger size."""
+        for Size and Iterations left at their defaults (`interpreter_sized`, as the command line does), saying up
+        front what runs, why (no GPU) and about how long the interpreter takes."""
         vendor = self.info.gpu_vendor if self.info is not None else ""
         if not params.profile and runs_interpreted(params, vendor) and not params.command:
             given = {field for field in SIZING
                      if self.query_one(f"#{field}", Input).value.strip() != PARAMS[field].text}
             sized = interpreter_sized(params, vendor, given)
             launches = counted(sized.iters, "launch", "launches")
-            if (seconds := interpreter_seconds(sized.size, sized.iters)) > SLOW_CHECK_S:
-                self.notify(f"The Triton interpreter takes about {seconds:,.0f} s at {sized.size:,} elements × "
-                            f"{launches} (the elapsed time is on the run screen)", severity="warning", timeout=8)
-            elif sized != params:
-                self.notify(f"{what} at {sized.size:,} elements × {launches}, the interpreter's size (change Size "
-                            "or Iterations to run another)", timeout=6)
+            seconds = interpreter_seconds(sized.size, sized.iters)
+            why = "No GPU here, so Proton is off: " if not vendor else ""
+            text = (f"{why}{what} through the Triton interpreter at {sized.size:,} elements × {launches}, about "
+                    f"{seconds:,.0f} s")
+            if sized != params:
+                text += " (the interpreter's size: change Size or Iterations to run another)"
+            slow = seconds > SLOW_CHECK_S
+            self.notify(text, severity="warning" if slow else "information", timeout=8 if slow else 6)
             params = sized
         self.post_message(self.RunRequested(params, self.info))
 

@@ -40,9 +40,11 @@ class RunScreen(JobScreen):
     ]
     CANCEL_NOTICE = "Cancelling: ending the run's process group…"
 
-    def __init__(self, params: RunParams | None = None, finished: RunResult | None = None) -> None:
+    def __init__(self, params: RunParams | None = None, finished: RunResult | None = None, *,
+                 interpreted: bool = False) -> None:
         super().__init__()
         self.params = params
+        self.interpreted = interpreted  # through the Triton interpreter: the status shows the time it should take
         self.result = finished
         self.signals = finished.signals if finished is not None else OutputSignals()  # as the run engine read them
         self.started = time.monotonic()
@@ -131,7 +133,7 @@ class RunScreen(JobScreen):
         else:
             state, elapsed = "running", time.monotonic() - self.started
         parts = [f"{state}", f"{elapsed:.1f} s"]
-        if state == "running" and self.params is not None and self.params.device == "cpu":  # the interpreter: slow
+        if state == "running" and self.params is not None and self.interpreted and not self.params.command:
             parts[1] += f" of about {interpreter_seconds(self.params.size, self.params.iters):,.0f} s"
         if signals.device:
             parts.append(f"device {signals.device}")
