@@ -89,8 +89,9 @@ async def test_an_interpreter_without_torch_and_triton_is_told_once_with_the_com
         screen = pilot.app.screen
         top = words(shown_in(pilot.app, screen.query_one("#detection")))
         assert "no Triton (ModuleNotFoundError: No module named 'triton')" in top
-        command = f"`{python} -m pip install torch triton numpy` installs what the payload needs, then F2 runs"
-        assert "".join(command.split()) in "".join(top.split())  # a long path wraps where the width ends
+        assert "This installs what the payload needs, then F2 runs the CPU check:" in top
+        command = f"{python} -m pip install torch triton numpy"
+        assert "".join(command.split()) in "".join(top.split())  # on a line of its own; a long path folds
         below = [str(screen.query_one(selector).render()) for selector in ("#findings", "#run-reason")]
         assert not any("No module named" in text or "pip install" in text for text in below), below
         assert "Run can't start" in below[1] and screen.query_one("#run").disabled

@@ -215,8 +215,8 @@ class FormScreen(Screen):
         triton = f"Triton {info.triton_version}" if info.triton_version else f"no Triton ({info.triton_error})"
         torch = f"torch {info.torch_version}" if info.torch_version else f"no torch ({info.torch_error})"
         if info.triton_version is None or info.torch_version is None:  # the one place the form says so
-            return (f"Python {info.python_version} · {triton} · {torch}: `{install_command(info.python)}` installs "
-                    "what the payload needs, then F2 runs the CPU check")
+            return (f"Python {info.python_version} · {triton} · {torch}. This installs what the payload needs, "
+                    f"then F2 runs the CPU check:\n  {install_command(info.python)}")
         if info.gpu_count:
             gpus = f"{counted(info.gpu_count, info.gpu_vendor + ' GPU')}: {', '.join(info.gpu_names)}"
         else:
