@@ -46,3 +46,9 @@ def write_capture(tmp_path):
     return write
 
 
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first: under pytest-xdist they start on every worker at once instead of one of them being the
+    last to finish while the others wait (the order is the same on every worker, as xdist needs)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -23,7 +23,7 @@ NO_GPU_HERE = pytest.mark.skipif(any(Path(dev).exists() for dev in ("/dev/nvidia
                                  reason="a GPU is here: the form's advice for a box without one does not apply")
 
 SIZE = (80, 24)
-BUDGET_S = 230  # the whole test, installs included
+BUDGET_S = 300  # the whole test, installs included (60–220 s seen on the 2-core machine, by its load)
 # `pip install …` as the form writes it, with the interpreter that runs pip where it names one
 PIP = re.compile(r"(?:(?P<python>\S*python[\d.]*)\s+-m\s+)?\bpip3?\s+install\s+(?P<rest>.+)")
 REQUIREMENT = re.compile(r"""-[-\w=.]+|'[^']+'|"[^"]+"|\.|[\w.\-]+(\[[\w,\-]+\])?([=<>!~]=?[\w.+*]+)?""")
@@ -87,6 +87,7 @@ def test_a_fresh_venv_reaches_a_passing_cpu_check_by_following_the_form(tmp_path
     pins = tmp_path / "constraints.txt"
     pins.write_text("".join(f"{name}=={version(name)}\n" for name in ("torch", "triton", "numpy")))
     env["PIP_CONSTRAINT"] = str(pins)
+    env["PIP_NO_COMPILE"] = "1"  # torch's byte-code compiled at its first import instead of at the install
     # the README's `python3 -m pip install . && proton-tui`, in the fresh environment, from this checkout
     installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(REPO)], env=env, capture_output=True,
                                text=True, timeout=left(deadline))
