@@ -14,7 +14,8 @@ from pathlib import Path
 def main() -> None:
     """Console-script entry."""
     args = sys.argv[1:]
-    if len(args) == 2 and args[0] == "view" and not args[1].startswith("-") and sys.stdout.isatty():
+    if (len(args) == 2 and args[0] == "view" and not args[1].startswith("-") and sys.stdout.isatty()
+            and not Path(args[1]).is_dir()):  # a folder (ranks, a fleet) is the command line's
         from proton_tui.console import error_line
         from proton_tui.tui.launch import open_viewer
 

@@ -13,10 +13,12 @@ import typer
 from proton_tui.cli.common import (
     OutputOption,
     PythonOption,
+    ReportDirOption,
     fail,
     print_report,
     run_until_signalled,
     say,
+    to_fleet,
     writable_output,
 )
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
@@ -51,6 +53,7 @@ def check(
         "--json", help="Print the report as JSON on stdout; live output goes to stderr.")] = False,
     timeout: Annotated[str, typer.Option(
         "--timeout", help="End a GPU's run after this many seconds (0: no limit).")] = "600",
+    report_dir: ReportDirOption = None,
     inject_bug: Annotated[Optional[str], typer.Option("--inject-bug", hidden=True)] = None,
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,
 ) -> None:
@@ -69,7 +72,9 @@ def check(
     for warning in plan.warnings:
         say(f"proton-tui: warning: {warning}\n")
     writable_output(output)
-    print_report(_execute(plan), format_report, as_json)
+    if report_dir is not None:
+        writable_output(report_dir, "--report-dir")
+    print_report(to_fleet(_execute(plan), report_dir), format_report, as_json)
 
 
 def _execute(plan):

@@ -30,6 +30,10 @@ PythonOption = Annotated[Optional[str], typer.Option(
     PARAMS["python"].flag, help=PARAMS["python"].cli_help, show_default=False, callback=_interpreter)]
 OutputOption = Annotated[Optional[Path], typer.Option(
     PARAMS["output"].flag, help=PARAMS["output"].cli_help, show_default=False)]
+ReportDirOption = Annotated[Optional[Path], typer.Option(
+    "--report-dir", help="Also write the JSON report into this folder as KIND-HOST-TIME.json, never over another "
+    "file: one task per node under srun or mpirun into a shared folder, then `proton-tui view FOLDER` shows the "
+    "fleet (docs/check.md).", show_default=False)]
 IncludeOption = Annotated[Optional[str], typer.Option(
     "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
 ExcludeOption = Annotated[Optional[str], typer.Option(
@@ -93,21 +97,34 @@ def unwritten(lines: list[str] | tuple[str, ...]) -> None:
         typer.echo(error_line(line), err=True)
 
 
-def writable_output(output: Path) -> Path:
+def writable_output(output: Path, flag: str = "--output") -> Path:
     """The output folder, made if missing and proved writable by a file made and removed in it; one line naming
-    --output when it cannot be (a file there, no rights, a read-only file system)."""
+    `flag` when it cannot be (a file there, no rights, a read-only file system)."""
     import tempfile
 
     try:
         Path(output).mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        fail(f"--output {output}: {error.strerror or error}")
+        fail(f"{flag} {output}: {error.strerror or error}")
     try:
         with tempfile.TemporaryFile(dir=output):
             pass
     except OSError as error:
-        fail(f"--output {output}: no file can be made there: {error.strerror or error}")
+        fail(f"{flag} {output}: no file can be made there: {error.strerror or error}")
     return Path(output)
+
+
+def to_fleet(report, folder: Path | None):
+    """A finished check's or doctor's report, also written into a fleet's shared `folder` (when given) under a name
+    of its own (check-HOST-TIME.json), never over another file; where it went is said on stderr."""
+    if folder is not None:
+        from proton_tui.records import UnwrittenError, write_fleet_report
+
+        try:
+            say(f"proton-tui: report written to {write_fleet_report(folder, report.to_record())}\n", sys.stderr)
+        except UnwrittenError as error:
+            report.unwritten.append(str(error))
+    return report
 
 
 def load(path: Path, show_internal: bool = False, sm_clock_khz: int | None = None) -> Profile:

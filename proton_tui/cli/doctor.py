@@ -15,10 +15,12 @@ import typer
 from proton_tui.cli.common import (
     OutputOption,
     PythonOption,
+    ReportDirOption,
     fail,
     print_report,
     run_until_signalled,
     say,
+    to_fleet,
     writable_output,
 )
 
@@ -58,6 +60,7 @@ def doctor(
     output: OutputOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout (docs/json.md); progress goes to stderr.")] = False,
+    report_dir: ReportDirOption = None,
 ) -> None:
     from proton_tui.engine.doctor import format_report, plan_doctor
     from proton_tui.engine.params import ParamError
@@ -70,7 +73,9 @@ def doctor(
     except (ParamError, ProbeError) as error:
         fail(str(error))
     writable_output(output or DEFAULT_OUTPUT)
-    print_report(_execute(plan), format_report, as_json)
+    if report_dir is not None:
+        writable_output(report_dir, "--report-dir")
+    print_report(to_fleet(_execute(plan), report_dir), format_report, as_json)
 
 
 def _execute(plan):

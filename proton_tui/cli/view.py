@@ -67,8 +67,12 @@ def view(
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
-    if file.is_dir():  # a rank set: one capture per rank
+    if file.is_dir():  # a fleet's reports, or a rank set: one capture per rank
+        from proton_tui.cli.fleet import is_fleet, view_fleet
         from proton_tui.cli.ranks import view_rank_set
+
+        if is_fleet(file):
+            view_fleet(file, as_json)
 
         view_rank_set(file, as_json, names_form, raw_names, export)
         return

@@ -45,6 +45,33 @@ def _write(path: Path, record: msgspec.Struct) -> Path:
     return path
 
 
+def _write_new(folder: Path, stem: str, record: msgspec.Struct) -> Path:
+    """Write a record as `folder`/`stem`.json, or `stem`-2.json, -3, … where that name is taken: whole or not at all,
+    never over a file already there (the name is claimed by a hard link, which fails where it exists), so several
+    machines writing into one shared folder at once keep every report."""
+    document = msgspec.json.format(_ENCODER.encode(record), indent=2) + b"\n"
+    target = folder / f"{stem}.json"
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{stem}.", suffix=".partial", dir=folder)
+    except OSError as error:
+        raise UnwrittenError(target, error) from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(document)
+        for number in range(1, 10_000):
+            target = folder / (f"{stem}.json" if number == 1 else f"{stem}-{number}.json")
+            try:
+                os.link(partial, target)
+                return target
+            except FileExistsError:
+                continue
+        raise FileExistsError(f"{folder / stem}.json and 9,999 more names are taken")
+    except OSError as error:
+        raise UnwrittenError(target, error) from None
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
 def _read(path: Path, kind: type[msgspec.Struct], name: str = "record"):
     try:
         data = Path(path).read_bytes()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import msgspec
 
 from proton_tui.records.base import RowVerdict, row_verdict
-from proton_tui.records.files import _read, _write
+from proton_tui.records.files import _read, _write, _write_new
 
 MIN_FRACTION = 0.9  # a GPU (or a rank) is flagged when the median does under this fraction of its work
 
@@ -72,6 +74,7 @@ class CheckRecord(msgspec.Struct):
     cancelled: int = 0
     flagged: int = 0
     exit_code: int = 1
+    host: str = ""  # the machine it ran on (a fleet's reports are told apart by it); "" in older records
 
 
 def write_check(path: Path, record: CheckRecord) -> Path:
@@ -134,6 +137,7 @@ class DoctorRecord(msgspec.Struct):
     cancelled: bool = False
     verdict: str = ""
     exit_code: int = 1
+    host: str = ""  # the machine it ran on; "" in older records
 
 
 def write_doctor(path: Path, record: DoctorRecord) -> Path:
@@ -143,3 +147,19 @@ def write_doctor(path: Path, record: DoctorRecord) -> Path:
 def read_doctor(path: Path) -> DoctorRecord:
     return _read(path, DoctorRecord, "doctor record")
 
+
+
+# ---- a fleet's reports -------------------------------------------------------------------------------------------
+_NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def fleet_stem(kind: str, host: str, when: float | None = None) -> str:
+    """`check-<host>-<UTC time>` (or doctor-…): the host as a file name can hold it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if when is None else when))
+    return f"{kind}-{_NOT_IN_A_NAME.sub('_', host).strip('._') or 'unknown-host'}-{stamp}"
+
+
+def write_fleet_report(folder: Path, record: CheckRecord | DoctorRecord) -> Path:
+    """A check's or doctor's record into a folder shared by a fleet, named for its host, never over another."""
+    kind = "check" if isinstance(record, CheckRecord) else "doctor"
+    return _write_new(folder, fleet_stem(kind, record.host), record)

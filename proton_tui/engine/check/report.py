@@ -3,6 +3,7 @@ the judging of rows against each other (the median, the flags, the likely causes
 
 from __future__ import annotations
 
+import socket
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ class CheckReport:
     interpreter: dict = field(default_factory=dict)
     readings_note: str | None = None  # why no GPU was read (no binding, NVML did not start, …), in one line
     unwritten: list[str] = field(default_factory=list)  # a line for each file that could not be written whole
+    host: str = field(default_factory=socket.gethostname)
 
     @property
     def threshold_gbps(self) -> float | None:
@@ -62,7 +64,7 @@ class CheckReport:
                            self.size, self.iters, self.profile, self.min_fraction, self.interpreter,
                            self.median_gbps, self.threshold_gbps, self.check_dir, list(self.warnings),
                            self.readings_note, list(self.rows), sum(row.passed for row in self.rows),
-                           len(self.failed), len(self.cancelled), len(self.flagged), self.exit_code)
+                           len(self.failed), len(self.cancelled), len(self.flagged), self.exit_code, self.host)
 
     def to_json(self) -> dict:
         """check.json as a JSON object (what ``--json`` prints)."""
@@ -76,7 +78,7 @@ class CheckReport:
         explain_rows(rows, record.median_gbps, record.min_fraction)
         return cls(rows, record.mode == "cpu", record.python, record.size, record.iters, record.profile,
                    record.min_fraction, record.median_gbps, record.check_dir or (str(folder) if folder else None),
-                   tuple(record.warnings), dict(record.interpreter), record.readings_note)
+                   tuple(record.warnings), dict(record.interpreter), record.readings_note, host=record.host)
 
 
 def explain_rows(rows: list[CheckRow], median: float | None, min_fraction: float) -> None:

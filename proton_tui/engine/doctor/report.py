@@ -7,6 +7,7 @@ runs (ParamError, ProbeError)."""
 
 from __future__ import annotations
 
+import socket
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,7 @@ class DoctorReport:
     doctor_dir: str | None = None
     cancelled: bool = False
     unwritten: list[str] = field(default_factory=list)  # a line for each file that could not be written whole
+    host: str = field(default_factory=socket.gethostname)
 
     @property
     def has_gpu(self) -> bool:
@@ -148,7 +150,7 @@ class DoctorReport:
         return DoctorRecord(self.python, list(self.facts), [result.to_record() for result in self.results],
                             JSON_SCHEMA, f"proton-tui {__version__}", self.interpreter, self.gpu, self.doctor_dir,
                             counts["passed"], counts["failed"], counts["refused"], counts["cancelled"],
-                            self.cancelled, self.verdict(), self.exit_code)
+                            self.cancelled, self.verdict(), self.exit_code, self.host)
 
     def to_json(self) -> dict:
         """doctor.json as a JSON object (what ``--json`` prints)."""
@@ -159,7 +161,7 @@ class DoctorReport:
         """A report read back from its doctor.json (``records.read_doctor``): the TUI shows it as it ended."""
         return cls(record.python, dict(record.interpreter), list(record.facts),
                    [CellResult.from_record(cell) for cell in record.cells], record.gpu, record.doctor_dir,
-                   record.cancelled)
+                   record.cancelled, host=record.host)
 
 
 def interpreter_record(info: InterpreterInfo) -> dict:
