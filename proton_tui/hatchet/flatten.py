@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import reprlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,7 +157,6 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
     metrics_of, time_own, cycles_own, counts = flat.metrics, flat.time_own, flat.cycles_own, flat.counts
     devices, node_bytes = flat.devices, flat.bytes
     labels: dict[tuple, str] = {}  # device label by (device type, device id)
-    name_copies: dict[str, str] = {}  # one string per distinct name: kernel names repeat across the tree
     # Siblings are read through an iterator on the stack, left when a node has children and resumed after them.
     pending = [(iter([node]), parent, depth) for node, parent, depth in reversed(roots)]
     while pending:
@@ -174,7 +174,7 @@ def flatten(roots: list[tuple[object, int, int]], show_internal: bool, compact: 
             time_ns, cycles, count, device, size, kept = \
                 _values(name, metrics, parent, compact, labels) if metrics else NO_VALUES
             node_id = len(names)
-            names.append(name_copies.setdefault(name, name))
+            names.append(sys.intern(name))  # one string per name: names repeat across the tree, and across ranks
             parents.append(parent)
             depths.append(depth)
             metrics_of.append(kept)

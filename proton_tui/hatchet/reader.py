@@ -85,7 +85,7 @@ def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Call
 
 def _index(path: Path, tree, device_info: dict, show_internal: bool, structs: bool = False,
            cancelled: Callable[[], bool] | None = None) -> Profile:
-    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, structs=structs, cancelled=cancelled)
+    flat = flatten([(tree, ROOT_PARENT, 0)], show_internal, compact=True, structs=structs, cancelled=cancelled)
     if not flat.names:
         raise NodeError("the tree's root is an internal Proton frame")
     return profile_from(path, flat, device_info)

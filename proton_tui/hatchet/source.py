@@ -24,6 +24,9 @@ STDIN = Path("-")  # the capture is read from standard input
 # From this size a capture is copied under a lease and read in pieces (twice pieces.PIECE_BYTES); a smaller one is
 # read into memory and read once more to compare.
 MAP_FROM_BYTES = 128_000_000
+# Below this size a settled file is read the second time at once, not on a thread: a thread's start and join (about
+# 3 ms on the 2-core machine) cost more than reading the file (1,024 ranks of 42 KB: docs/measurements.md).
+REREAD_THREAD_FROM_BYTES = 4_000_000
 SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
@@ -183,7 +186,12 @@ class _Reread(threading.Thread):
         super().__init__(name="reread", daemon=True)
         self.fd, self.copy, self.version, self.longer = fd, bytearray(size), version, False
         self.settle_s = 0.0 if settled else SETTLE_S
-        self.start()
+        # a small file settled already is read again at once: a thread would cost more than the read it overlaps
+        self.inline = size < REREAD_THREAD_FROM_BYTES and time.time() >= self.version[1] / 1e9 + self.settle_s
+        if self.inline:
+            self.run()
+        else:
+            self.start()
 
     def run(self) -> None:
         time.sleep(max(0.0, self.version[1] / 1e9 + self.settle_s - time.time()))
@@ -200,6 +208,10 @@ class _Reread(threading.Thread):
     def same_as(self, data: bytes) -> bool:
         self.join()
         return not self.longer and self.copy == data
+
+    def join(self, timeout: float | None = None) -> None:
+        if not self.inline:
+            super().join(timeout)
 
 
 def _check_kind(path: Path) -> None:

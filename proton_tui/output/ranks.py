@@ -10,6 +10,7 @@ import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from proton_tui import JSON_SCHEMA
@@ -63,29 +64,29 @@ class KernelAcross:
     name: str
     values: tuple[float | None, ...]
 
-    @property
+    @cached_property
     def present(self) -> list[float]:
         return [value for value in self.values if value is not None]
 
-    @property
+    @cached_property
     def minimum(self) -> float:
         return min(self.present)
 
-    @property
+    @cached_property
     def median(self) -> float:
         return statistics.median(self.present)
 
-    @property
+    @cached_property
     def maximum(self) -> float:
         return max(self.present)
 
-    @property
+    @cached_property
     def skew(self) -> float | None:
         """max ÷ median; None where the median is 0."""
         median = self.median
         return self.maximum / median if median else None
 
-    @property
+    @cached_property
     def slowest(self) -> int:
         """The position (in the set) of the rank that spent the most time in it."""
         return max(range(len(self.values)), key=lambda i: (self.values[i] is not None, self.values[i] or 0))
@@ -102,7 +103,7 @@ class RankSet:
         units = {rank.profile.unit for rank in self.ranks if not rank.profile.is_empty}
         return units.pop() if len(units) == 1 else "ns"
 
-    @property
+    @cached_property  # a set of 1,024 ranks asks for it once per rank
     def median_total(self) -> float:
         return statistics.median(rank.profile.total for rank in self.ranks)
 
