@@ -150,7 +150,7 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     lines = [
         printable(f"A: {side_name(diff.a)}"),
         printable(f"B: {side_name(diff.b)}"),
-        f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both",
+        counts_line(diff),
         row("kernel", [c.title for c in cols]),
         row("(total)", total_cells(diff)),
     ]
@@ -158,6 +158,19 @@ def diff_text(diff: ProfileDiff, limit: int | None = None, names: Names | None =
     if limit is not None and len(diff.kernels) > limit:
         lines.append(f"(+{counted(len(diff.kernels) - limit, 'more kernel')})")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def counts_line(diff: ProfileDiff) -> str:
+    """How many kernels are new, gone and in both; and, where a side records no kernel, that it is why."""
+    line = f"{diff.count(NEW)} new, {diff.count(GONE)} gone, {diff.count(BOTH)} in both"
+    in_a, in_b = diff.count(GONE) + diff.count(BOTH), diff.count(NEW) + diff.count(BOTH)
+    if not in_a and not in_b:
+        return line + "; neither A nor B records a kernel"
+    if not in_b:
+        return line + "; B records no kernel: every kernel of A is gone"
+    if not in_a:
+        return line + "; A records no kernel: every kernel of B is new"
+    return line
 
 
 def side_name(profile: Profile) -> str:

@@ -3,6 +3,7 @@ columns, each as wide as its widest cell can be, so no view ever cuts a digit.""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -32,6 +33,16 @@ def format_value(value: float, unit: str) -> str:
     if isinstance(value, int) and value > FLOAT_EXACT:
         return f"{_hundredths(value, 10**9)} s"
     return f"{value / 1e9:,.2f} s"
+
+
+def format_tick(value: float, step: float) -> str:
+    """A time ruler's label: `value` ns in the unit format_value gives it, with the decimals (two at least, none for
+    ns) that tell labels `step` ns apart, so a zoomed ruler never repeats a label."""
+    scale, suffix, decimals = next(((scale, suffix, 2) for scale, suffix in ((1e3, "µs"), (1e6, "ms"))
+                                    if value < scale * 1e3), (1e9, "s", 2)) if value >= 1e3 else (1.0, "ns", 0)
+    if step > 0:
+        decimals = max(decimals, math.ceil(-math.log10(step / scale)))
+    return f"{value / scale:{',' if suffix == 's' else ''}.{decimals}f} {suffix}"
 
 
 def format_mean(value: float, count: int, unit: str) -> str:
@@ -86,6 +97,20 @@ def one_line(parts: list[str], width: int, cut_last: bool = False) -> str:
             return line + "  …" if cell_len(line) + 3 <= width else line
         line += "  " + part
     return line
+
+
+def wrapped_parts(parts: list[str], width: int, lines: int = 2) -> list[str]:
+    """Parts joined by two spaces on at most `lines` lines of `width` cells, whole parts in order, a part starting a
+    line cut with "…" only when it alone is wider; what the last line cannot hold is left out, as `one_line` does."""
+    shown: list[str] = []
+    rest = list(parts)
+    while rest and len(shown) < lines - 1:
+        line, taken = one_line(rest[:1], width), 1
+        while taken < len(rest) and cell_len(line) + 2 + cell_len(rest[taken]) <= width:
+            line, taken = line + "  " + rest[taken], taken + 1
+        shown.append(line)
+        rest = rest[taken:]
+    return shown + ([one_line(rest, width)] if rest else [])
 
 
 MIN_CUT = 12  # cells a part cut in its middle keeps at least (fewer say nothing)

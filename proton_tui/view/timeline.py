@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from proton_tui.hatchet.trace import Trace
-from proton_tui.view.formatting import format_value
+from proton_tui.view.formatting import format_tick
 from proton_tui.view.warps import Launch, Warp, WarpTrace
 
 ZOOM_STEP = 2.0  # each zoom in or out halves or doubles the window
@@ -144,9 +144,11 @@ class TimelineLayout:
         return next((bar for bar in self.rows[lane] if bar.x <= x < bar.end), None)
 
     def ruler(self, every: int = 16, origin: float = 0.0,
-              text: Callable[[float], str] = lambda ns: format_value(ns, "ns")) -> list[tuple[int, str]]:
+              text: Callable[[float], str] | None = None) -> list[tuple[int, str]]:
         """Tick positions and their labels (time from `origin`, the trace's start unless given, as `text` writes
-        it), about `every` cells apart."""
+        it: by default in ns with the decimals that tell ticks apart), about `every` cells apart."""
+        step = every * self.cell_ns
+        text = text or (lambda ns: format_tick(ns, step))
         return [(x, text(self.start + x * self.cell_ns - origin)) for x in range(0, self.width, every)]
 
 

@@ -226,3 +226,13 @@ def test_launches_a_cycle_capture_does_not_record_are_null_and_a_dash():
     rows = diff_text(comparison).splitlines()
     total = next(line for line in rows if line.startswith("(total)"))
     assert total.split()[-2:] == ["—", "—"]
+
+
+def test_a_side_with_no_kernel_is_said_in_the_counts_line():
+    empty, auto = load_profile(capture_path("vecadd_instr")), load_profile(AUTO)
+    assert diff_text(diff_profiles(auto, empty)).splitlines()[2] == \
+        "0 new, 5 gone, 0 in both; B records no kernel: every kernel of A is gone"
+    assert diff_text(diff_profiles(empty, auto)).splitlines()[2] == \
+        "5 new, 0 gone, 0 in both; A records no kernel: every kernel of B is new"
+    assert diff_text(diff_profiles(empty, empty)).splitlines()[2] == \
+        "0 new, 0 gone, 0 in both; neither A nor B records a kernel"

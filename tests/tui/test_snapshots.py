@@ -201,6 +201,61 @@ class TestHelp:
     def test_help(self, snap_compare):
         assert snap_compare(viewer("vecadd_auto"), run_before=settle("f1"), terminal_size=SIZE)
 
+    def test_help_at_the_smallest_terminal(self, snap_compare):
+        assert snap_compare(viewer("vecadd_auto"), run_before=settle("f1"), terminal_size=(80, 24))
+
+
+def captures_beside(tmp_path, monkeypatch) -> ProtonApp:
+    """A viewer on a capture with one other beside it, from a working folder of their own: the paths the dialogs
+    suggest and offer are the same everywhere."""
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    for name, fixture in (("before.hatchet", "vecadd_auto"), ("after.hatchet", "vecadd_hook")):
+        (folder / name).write_bytes(capture_path(fixture).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    return ProtonApp(load_profile(Path("captures/before.hatchet")), output=Path("proton-runs"))
+
+
+class TestPathDialogs:
+    """The export and compare dialogs."""
+
+    @SIZES
+    def test_export_dialog(self, snap_compare, tmp_path, monkeypatch, size):
+        assert snap_compare(captures_beside(tmp_path, monkeypatch), run_before=settle("x"), terminal_size=size)
+
+    @SIZES
+    def test_compare_dialog(self, snap_compare, tmp_path, monkeypatch, size):
+        assert snap_compare(captures_beside(tmp_path, monkeypatch), run_before=settle("m"), terminal_size=size)
+
+
+def compared(a: str, b: str):
+    async def run_before(pilot) -> None:
+        from proton_tui.output.diff import diff_profiles
+        from proton_tui.tui.screens.diff import DiffScreen
+        from proton_tui.view.names import Names
+
+        diff = diff_profiles(load_profile(Path(f"{a}.hatchet")), load_profile(Path(f"{b}.hatchet")))
+        names = Names.demangled({kernel.name for kernel in diff.kernels})  # readable, as the viewer's table has them
+        await pilot.app.push_screen(DiffScreen(diff, names))
+        await settle()(pilot)
+
+    return run_before
+
+
+class TestDiffScreen:
+    """Two captures compared (read from the fixtures folder: the paths shown are the same everywhere)."""
+
+    @SIZES
+    def test_diff_screen(self, snap_compare, monkeypatch, size):
+        monkeypatch.chdir(FIXTURES)
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=compared("vecadd_auto", "vecadd_hook"),
+                            terminal_size=size)
+
+    def test_diff_with_no_kernel_in_b(self, snap_compare, monkeypatch):
+        monkeypatch.chdir(FIXTURES)
+        assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=compared("vecadd_auto", "vecadd_instr"),
+                            terminal_size=(80, 24))
+
 
 class TestFormScreen:
     """The form, on the H200 recorded probe."""

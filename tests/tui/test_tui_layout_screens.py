@@ -1,12 +1,13 @@
-"""The run, runs, box-check and doctor screens at 80x24: nothing that matters is cut."""
+"""The run, runs, box-check, doctor and compare screens at 80x24: nothing that matters is cut."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from proton_tui.engine.history import stored_runs
+from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
-from tests.helpers import FIXTURES, H200_PYTHON
+from tests.helpers import FIXTURES, H200_PYTHON, capture_path
 from tests.tui.screen_text import screen_lines, shown_in, shown_lines, words
 
 SIZE = (80, 24)
@@ -120,3 +121,43 @@ async def test_the_box_check_status_line_wraps_instead_of_leaving_the_median_out
         status = words(shown_in(pilot.app, screen.query_one("#check-status")))
         assert status == ("FAIL · 0 of 2 failed, 1 flagged · median 3300.4 GB/s, flagged below 2970.4 GB/s "
                           "(0.90 x median)"), status
+
+
+async def compared(pilot, a: str, b: str):
+    from proton_tui.output.diff import diff_profiles
+    from proton_tui.tui.screens.diff import DiffScreen
+    from proton_tui.view.names import Names
+
+    return await shown(pilot, DiffScreen(diff_profiles(load_profile(capture_path(a)), load_profile(capture_path(b))),
+                                         Names()))
+
+
+async def test_the_compare_screen_counts_new_gone_and_shared_kernels_as_diff_prints():
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await compared(pilot, "vecadd_auto", "vecadd_hook")
+        assert words(shown_in(pilot.app, screen.query_one("#diff-counts"))) == "1 new, 1 gone, 4 in both"
+
+
+async def test_the_compare_screen_says_when_b_records_no_kernel():
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await compared(pilot, "vecadd_auto", "vecadd_instr")  # B: a capture of ROOT alone
+        counts = words(shown_in(pilot.app, screen.query_one("#diff-counts")))
+        assert counts == "0 new, 5 gone, 0 in both; B records no kernel: every kernel of A is gone", counts
+
+
+async def test_a_long_kernel_name_on_the_compare_screen_is_shown_whole_over_its_lines():
+    from proton_tui.output.diff import diff_profiles
+    from proton_tui.tui.screens.diff import DiffScreen
+    from proton_tui.view.names import Names
+
+    diff = diff_profiles(load_profile(capture_path("vecadd_auto")), load_profile(capture_path("vecadd_hook")))
+    names = Names.demangled({kernel.name for kernel in diff.kernels})
+    async with ProtonApp(python=H200_PYTHON).run_test(size=SIZE) as pilot:
+        screen = await shown(pilot, DiffScreen(diff, names))
+        table = screen.query_one("#diff")
+        width = table.columns[next(iter(table.columns))].width
+        column = [line[table.region.x:table.region.x + width] for line in screen_lines(pilot.app)]
+        text = "".join(line.rstrip() if line.strip() else "" for line in column)
+        for kernel in diff.kernels:
+            name = names.shown(kernel.name)
+            assert "".join(name.split()) in "".join(text.split()), name

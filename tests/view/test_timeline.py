@@ -120,3 +120,19 @@ def test_warp_rows_are_laid_out_to_scale_in_their_launch():
     # scopes that follow one another without a gap stay bars of their own
     nested = layout.rows[cta0 + 1]
     assert [[warps.trace.events[i].name for i in bar.events] for bar in nested] == [["load"], ["compute"], ["store"]]
+
+
+def test_ruler_labels_carry_the_decimals_their_step_needs():
+    from proton_tui.view.formatting import format_tick
+
+    assert format_tick(0, 1e6) == "0 ns" and format_tick(38.13e6, 6.45e6) == "38.13 ms"  # as format_value writes
+    assert [format_tick(38.13e6 + i * 6450, 6450) for i in range(3)] == ["38.130 ms", "38.136 ms", "38.143 ms"]
+    assert format_tick(38_130_012.3, 2.7) == "38.130012 ms" and format_tick(500.26, 0.4) == "500.3 ns"
+    assert format_tick(1.5e9, 2e8) == "1.50 s" and format_tick(1_234.5e9, 1e6) == "1,234.500 s"
+
+
+def test_a_zoomed_layouts_ruler_never_repeats_a_label():
+    t = trace()
+    start = t.start + 38.13e6
+    labels = [label for _, label in TimelineLayout(t, start, start + 40_000, 120).ruler(origin=t.start)]
+    assert len(labels) == 8 and len(set(labels)) == 8, labels

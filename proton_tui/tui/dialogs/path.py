@@ -3,6 +3,7 @@ compare (which capture, or which scope of one, is B; which scope of the open cap
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from proton_tui.console import near_path, printable
@@ -37,15 +38,20 @@ class PathDialog(ModalScreen):
         one acts on it; typing still works). `empty`: what Enter on an empty field says (it acts on nothing)."""
         super().__init__()
         self.prompt, self.value, self.act, self.choices, self.empty = prompt, value, act, choices or [], empty
+        self.said_for: str | None = None  # the path the message under the field is about (a Tab's matches)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield from self.leading()
-            yield Label(Text(self.prompt))
-            yield Input(self.value, id="path")
-            yield Label("", id="path-error", classes="error")
+            yield Label(Text(self.prompt), id="prompt")
+            # the suggested path is not selected: a first key edits it rather than replacing it
+            yield Input(self.value, id="path", select_on_focus=False)
+            error = Label("", id="path-error", classes="error")
+            error.display = False  # shown with a message only
+            yield error
+            yield from self.trailing()
             if self.choices:
-                yield Label(Text(f"or pick one ({len(self.choices)}, down to reach them):"))
+                yield Label(Text(f"or pick one ({len(self.choices)}, down to reach them):"), id="choices-label")
                 yield OptionList(*[Option(Text(printable(near_path(choice))), id=str(i))
                                    for i, choice in enumerate(self.choices)], id="choices")
         yield KeyBar()
@@ -54,10 +60,48 @@ class PathDialog(ModalScreen):
         """What the dialog asks for before the path (nothing, unless a dialog asks for more)."""
         return []
 
+    def trailing(self) -> list[Widget]:
+        """What the dialog shows under the path (nothing, unless a dialog shows more)."""
+        return []
+
     def on_key(self, event) -> None:
-        if event.key == "down" and self.focused is self.query_one("#path", Input) and self.choices:
+        field = self.query_one("#path", Input)
+        if event.key == "down" and self.focused is field and self.choices:
             self.query_one("#choices", OptionList).focus()
             event.stop()
+        elif event.key == "tab" and self.focused is field and self.complete(field):
+            event.prevent_default()
+            event.stop()
+
+    def complete(self, field: Input) -> bool:
+        """Tab: the path typed completed from the file system (as far as every match agrees, the matches said when
+        several are left); False when there is nothing to complete (Tab then moves on)."""
+        typed, scope = field.value, ""
+        if ":" in typed and not Path(typed).exists():  # FILE:SCOPE: the file is completed, the scope kept
+            typed, scope = typed.split(":", 1)
+            scope = ":" + scope
+        completed, matches = path_completion(typed)
+        if completed == typed and len(matches) < 2:
+            return False
+        field.value = completed + scope
+        field.cursor_position = len(completed)
+        shown = ", ".join(printable(name) for name in matches[:MATCHES_SHOWN])
+        more = f", … ({len(matches)} in all)" if len(matches) > MATCHES_SHOWN else ""
+        self.say(f"matches: {shown}{more}" if len(matches) > 1 else "")
+        self.said_for = field.value
+        return True
+
+    @on(Input.Changed, "#path")
+    def edited(self, event: Input.Changed) -> None:
+        """An edit clears what a failed Enter (or a Tab) said: the message was about the path before it."""
+        if event.value != self.said_for:
+            self.say("")
+
+    def say(self, message: str) -> None:
+        """The line under the field: why Enter failed, or a Tab's matches; none when empty."""
+        label = self.query_one("#path-error", Label)
+        label.update(Text(message))
+        label.display = bool(message)
 
     @on(OptionList.OptionSelected, "#choices")
     def picked(self, event: OptionList.OptionSelected) -> None:
@@ -69,12 +113,12 @@ class PathDialog(ModalScreen):
     @on(Input.Submitted, "#path")
     def submitted(self, event: Input.Submitted) -> None:
         if not event.value.strip():
-            self.query_one("#path-error", Label).update(Text(self.empty))
+            self.say(self.empty)
             return
         try:
             result = self.act(event.value.strip())
         except (OSError, ValueError, CaptureError, DiffError) as error:
-            self.query_one("#path-error", Label).update(Text(str(error)))
+            self.say(str(error))
             return
         self.dismiss(result if result is not None else event.value.strip())
 
@@ -85,9 +129,18 @@ class ExportDialog(PathDialog):
 
     def __init__(self, display: Display, view: str, stem: str) -> None:
         suggested = fresh_path(Path("."), f"{stem}-{view}", ".csv").name
-        super().__init__(f"Export the {view} view (as shown) to .csv, .json or .md", suggested,
+        super().__init__(f"Export the {view} view (as shown) to .csv, .json or .md: Enter writes, Tab completes a "
+                         "path, Escape cancels", suggested,
                          lambda path: write_export(path, export_text(display, view=view, fmt=format_for_path(path))),
                          empty="Enter the path of a file to export to")
+
+    def trailing(self) -> list[Widget]:
+        return [Button("Save", id="save", variant="primary", compact=True)]
+
+    @on(Button.Pressed, "#save")
+    def save(self) -> None:
+        field = self.query_one("#path", Input)
+        self.submitted(Input.Submitted(field, field.value))
 
 
 @dataclass(frozen=True)
@@ -128,6 +181,26 @@ class CompareDialog(PathDialog):
             return CompareRequest(a, within(self.profile, this_scope(b)))
         path, scope = split_target(b)
         return CompareRequest(a, Opening.of(pending_capture(path), fatal=False, owned=True, scope=scope))
+
+
+MATCHES_SHOWN = 6  # the matches a Tab that leaves several names under the field
+
+
+def path_completion(typed: str) -> tuple[str, list[str]]:
+    """`typed` completed from the file system as far as the names that start with it agree (a folder's own name
+    with a "/" when it is the only one), and those names; hidden names only when the text asks for them."""
+    folder_text, _, start = typed.rpartition("/")
+    folder = Path(folder_text or ("/" if typed.startswith("/") else ".")).expanduser()
+    try:
+        names = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in folder.iterdir()
+                       if entry.name.startswith(start) and (start.startswith(".") or not entry.name.startswith(".")))
+    except OSError:
+        return typed, []
+    if not names:
+        return typed, []
+    common = os.path.commonprefix(names)
+    head = folder_text + "/" if folder_text or typed.startswith("/") else ""
+    return head + common, names
 
 
 def this_scope(text: str) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.cells import cell_len
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from proton_tui.console import cut_field, printable
-from proton_tui.output.diff import ProfileDiff, diff_columns, kernel_diff_cells, side_name, total_cells
+from proton_tui.output.diff import ProfileDiff, counts_line, diff_columns, kernel_diff_cells, side_name, total_cells
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.view.names import Names
 
@@ -32,6 +32,7 @@ class DiffScreen(Screen):
         diff = self.diff
         yield Static(Text(printable(f"A: {side_name(diff.a)}") + "\n" + printable(f"B: {side_name(diff.b)}")),
                      id="summary")
+        yield Static(Text(counts_line(diff)), id="diff-counts")
         yield DataTable(id="diff", cursor_type="row", zebra_stripes=True)
         yield KeyBar()
 
@@ -59,5 +60,6 @@ class DiffScreen(Screen):
         table.add_row(Text("(total)"), *[Text(cell, justify="right") for cell in total_cells(diff)])
         for kernel, name in zip(diff.kernels, shown):
             cells = [Text(cell, justify="right") for cell in kernel_diff_cells(kernel, diff.unit)]
-            table.add_row(Text(name, overflow="fold"), *cells, height=-(-cell_len(name) // name_width))
+            lines = chop_cells(name, name_width)  # cut every name_width cells, never at a space: no cell is lost
+            table.add_row(Text("\n".join(lines), no_wrap=True), *cells, height=len(lines))
         table.move_cursor(row=row)

@@ -78,6 +78,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         Binding("g", "toggle_flame", "Flame/table"),
         Binding("t", "toggle_timeline", "Timeline/table"),
         Binding("escape", "escape", "Close bar / back", show=False),
+        Binding("i", "toggle_details", "Details size"),
         Binding("x", "export", "Export"),
         Binding("m", "compare", "Compare"),
         Binding("l", "log", "Run log"),
@@ -88,7 +89,7 @@ class ProfileScreen(FilterAndSearch, Screen):
     KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "later_launch", "next_straggler", "toggle_group",
                      "toggle_flame", "zoom_in", "zoom_out", "zoom", "launch", "fit", "filter", "search",
                      "toggle_summary", "cycle_sort", "export", "compare", "log", "runs", "toggle", "expand_all",
-                     "collapse_all")
+                     "collapse_all", "toggle_details")
 
     def __init__(self, profile: Profile | None, run: RunResult | None = None, opening: Opening | None = None) -> None:
         """Shows `profile`, or, with `opening`, says so and finishes the load once this screen is up."""
@@ -219,21 +220,32 @@ class ProfileScreen(FilterAndSearch, Screen):
         if action == "runs":
             return self.reached_from_elsewhere or self.run is not None
         if action in ("filter", "search", "clear_filter", "close_bars", "export", "compare", "toggle_empty",
-                      "toggle_flame"):
+                      "toggle_flame", "toggle_details"):
             return not self.profile.is_root_only or None
         return True
 
     def summary_text(self, profile: Profile) -> str:
-        """The header's one line: the capture in numbers, then what the view leaves out, then a pointer to the
-        notes (ROOT's details hold them: they would not fit one line)."""
-        line = header_line(profile)
-        if profile.reference_total is not None:
-            line += f"  filtered: {format_percent(profile.percent(profile.total))} of the capture"
+        """The header: the file, then, while a filter is on, how much of the capture it shows (first, so the
+        header never leaves it out), the capture in numbers, what the view leaves out, and a pointer to the notes
+        (ROOT's details hold them: they would not fit the header)."""
+        name, _, line = header_line(profile).partition("  ")
+        if marker := self.filter_marker(profile):
+            name += f"  {marker}"
+        line = f"{name}  {line}" if line else name
         if hidden := self.view_filter.hidden_empty(profile):
             line += f"  {counted(hidden, 'empty frame')} hidden (h shows)"
         if notes := len(device_lines(profile) + bandwidth_notes(profile) + cycle_notes(profile)):
             line += f"  {counted(notes, 'note')} in ROOT's details"
         return line
+
+    def filter_marker(self, profile: Profile) -> str | None:
+        """What the filter on leaves of the capture, and the key that clears it; None with no filter on."""
+        shown = []
+        if profile.reference_total is not None:
+            shown.append(f"{format_percent(profile.percent(profile.total))} of the capture")
+        if self.view_filter.hides_rows:
+            shown.append("rows hidden by min % or depth")
+        return f"filtered: {', '.join(shown)} (F clears)" if shown else None
 
     # ---- demangled names ---------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
@@ -297,6 +309,19 @@ class ProfileScreen(FilterAndSearch, Screen):
     @detail_rows.setter
     def detail_rows(self, rows: list[tuple[str, str]]) -> None:
         self.query_one(DetailsPane).show(rows)
+
+    def action_toggle_details(self) -> None:
+        """The details pane taller (two thirds of the screen at most), then hidden (the views take its rows), then as
+        it was."""
+        pane = self.query_one(DetailsPane)
+        if not pane.display:
+            pane.display = True
+        elif pane.has_class("-tall"):
+            pane.remove_class("-tall")
+            pane.display = False
+        else:
+            pane.add_class("-tall")
+        pane.call_after_refresh(pane.redraw)
 
     def action_escape(self) -> None:
         """Close an open bar; with none open, back to where the viewer was opened from."""

@@ -47,12 +47,15 @@ class FilterAndSearch:
         self.query_one(ProfileTable).focus()
 
     def action_clear_filter(self) -> None:
-        if not self.query("#filter-bar"):  # no bar was opened: nothing is filtered
-            return
-        self.query_one(FilterBar).clear()
-        self.query_one(SearchBar).clear()
-        self.apply_filter()
-        self.query_one(ProfileTable).clear_matches()
+        """Every row of the capture again: the bars emptied, the filter (typed, or given on the command line) off."""
+        if self.query("#filter-bar"):
+            if self.filter_timer is not None:
+                self.filter_timer.stop()
+            self.query_one(FilterBar).clear()
+            self.query_one(SearchBar).clear()
+            self.query_one("#filter-error").display = False
+            self.query_one(ProfileTable).clear_matches()
+        self.show_filtered(ViewFilter(show_empty=self.view_filter.show_empty))
 
     def on_filter_bar_edited(self) -> None:
         if self.profile.node_count <= LIVE_FILTER_NODES:

@@ -183,4 +183,4 @@ class FlameView(ScrollView, can_focus=True):
             name = "…" if frame.node is None else cut_field(self.display_spec.name(frame.node))
             segments.append(Segment(fit(name if frame.width < 3 else " " + name, frame.width), style))
             at = frame.end
-        return Strip(segments, width).adjust_cell_length(width, base)
+        return Strip(segments).adjust_cell_length(width, base)  # padded to the width: no cell of a view before it stays

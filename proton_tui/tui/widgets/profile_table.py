@@ -98,8 +98,13 @@ class ProfileTable(ScrollView, can_focus=True):
         self.refresh()
 
     def _rebuilt(self, node: int | None = None) -> None:
+        """The rows changed: the cursor on `node` (or the same row), on the screen line it was on."""
+        line = self.cursor - round(self.scroll_y)
         self._resize()
-        self.cursor = self.model.row_of(node, self.cursor)
+        row = self.model.row_of(node, self.cursor)
+        if 0 <= line < self.scrollable_content_region.height - 1:
+            self.scroll_to(y=max(0, row - line), animate=False, force=True)
+        self.cursor = row
 
     def redisplay(self, **changes) -> None:
         """Show the capture another way (profile, names, sort, reverse, visible), keeping the cursor's node."""
@@ -217,17 +222,27 @@ class ProfileTable(ScrollView, can_focus=True):
     def watch_cursor(self, previous: int, row: int) -> None:
         if self.model is None or not self.model.rows:
             return
-        top, height = round(self.scroll_y), self.scrollable_content_region.height - 1
-        if row < top:
-            self.scroll_to(y=row, animate=False)
-            self.refresh()
-        elif height > 0 and row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False)
+        if self.cursor_in_view():
             self.refresh()
         else:  # only two rows changed: repaint their lines (a row's line is one below it, under the header)
             self.refresh_line(previous + 1)
             self.refresh_line(row + 1)
         self.post_message(self.Highlighted(self, self.model.node_at(row), self.model.kernel_at(row)))
+
+    def cursor_in_view(self) -> bool:
+        """Scroll the cursor's row into view; whether it had to."""
+        top, height, row = round(self.scroll_y), self.scrollable_content_region.height - 1, self.cursor
+        if row < top:
+            self.scroll_to(y=row, animate=False, force=True)
+        elif height > 0 and row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, force=True)
+        else:
+            return False
+        return True
+
+    def on_resize(self) -> None:
+        if self.model is not None and self.model.rows:
+            self.call_after_refresh(self.cursor_in_view)  # a shorter table keeps its cursor's row shown
 
     def on_click(self, event) -> None:
         row = round(self.scroll_y) + event.y - 1

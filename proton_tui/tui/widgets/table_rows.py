@@ -78,7 +78,7 @@ class TableRows:
     def load(self, display: Display) -> None:
         """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
         self.display, self.columns, self.expanded = display, columns(display.profile, bars=True), {0}
-        self._layouts: dict[int, list[tuple[int, int]]] = {}
+        self._layouts: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
         self.rebuild()
         if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])
@@ -207,13 +207,21 @@ class TableRows:
     # ---- text ---------------------------------------------------------------------------------------------------
     def visible_columns(self, width: int) -> list[tuple[int, int]]:
         """The columns that fit beside a name of MIN_NAME_WIDTH cells, in table order, as (position, width): whole
-        columns are left out, the least needed first (COLUMN_PRIORITY); a number is never cut. The share bar,
+        columns are left out, the least needed first (COLUMN_PRIORITY, after the column the rows are sorted by); a
+        number is never cut. The share bar,
         short of room for its full width, takes what is left down to MIN_BAR_WIDTH cells."""
-        found = self._layouts.get(width)
+        sorted_by = self.display.sort.column
+        found = self._layouts.get((width, sorted_by))
         if found is not None:
             return found
-        ranked = sorted(range(len(self.columns)), key=lambda i: COLUMN_PRIORITY.index(self.columns[i].key)
-                        if self.columns[i].key in COLUMN_PRIORITY else len(COLUMN_PRIORITY))
+
+        def rank(i: int) -> int:
+            key = self.columns[i].key
+            if key == sorted_by:  # the column the rows are sorted by is shown first: the order is seen
+                return -1
+            return COLUMN_PRIORITY.index(key) if key in COLUMN_PRIORITY else len(COLUMN_PRIORITY)
+
+        ranked = sorted(range(len(self.columns)), key=rank)
         fitting, used = [], MIN_NAME_WIDTH
         for position in ranked:
             column = self.columns[position]
@@ -224,7 +232,7 @@ class TableRows:
                 break
             fitting.append((position, cells))
             used += cells + 2
-        self._layouts[width] = found = sorted(fitting)
+        self._layouts[width, sorted_by] = found = sorted(fitting)
         return found
 
     def line(self, name: str, cells: list[str], width: int, share: float | None = None, guide: str = "",

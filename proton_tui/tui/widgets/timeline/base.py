@@ -257,7 +257,7 @@ class TimelineView(ScrollView, can_focus=True):
                 if x + len(text) <= self.layout_.width:
                     ruler[x:x + len(text)] = text
             style = base + self.get_component_rich_style("timeline-view--ruler")
-            return Strip([Segment(fit("time →", NAME_WIDTH) + " " + "".join(ruler), style)], width) \
+            return Strip([Segment(fit("time →", NAME_WIDTH) + " " + "".join(ruler), style)]) \
                 .adjust_cell_length(width, base)
         lane = round(self.scroll_y) + y - 1
         if lane >= len(self.layout_.rows):

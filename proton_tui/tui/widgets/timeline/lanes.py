@@ -11,7 +11,7 @@ from textual.strip import Strip
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
 from proton_tui.tui.widgets.timeline.base import TimelineView
-from proton_tui.view.formatting import format_value
+from proton_tui.view.formatting import format_tick, format_value
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import Bar
 
@@ -36,7 +36,8 @@ class LaneTimeline(TimelineView):
 
     def _title(self) -> Text:
         start, end = self.window
-        return Text(f"Timeline: {format_value(start, 'ns')} – {format_value(end, 'ns')} "
+        span = end - start  # the window's ends in the decimals that tell them apart
+        return Text(f"Timeline: {format_tick(start, span)} – {format_tick(end, span)} "
                     f"({format_value(self.layout_.cell_ns, 'ns')} a cell)")
 
     def action_launch(self, step: int) -> None:
