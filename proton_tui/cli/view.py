@@ -30,8 +30,9 @@ def register(app: typer.Typer) -> None:
 
 
 def view(
-    file: Annotated[Path, typer.Argument(help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7).",
-                                         show_default=False)],
+    files: Annotated[list[Path], typer.Argument(
+        help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7); a folder of rank captures, or several "
+        "captures (one per rank), is a rank set.", show_default=False, metavar="FILE...")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
     kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,
@@ -67,11 +68,12 @@ def view(
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
-    if file.is_dir():  # a rank set: one capture per rank
+    if len(files) > 1 or files[0].is_dir():  # a rank set: one capture per rank
         from proton_tui.cli.ranks import view_rank_set
 
-        view_rank_set(file, as_json, names_form, raw_names, export)
+        view_rank_set(files, plain, as_json, names_form, raw_names, export)
         return
+    file = files[0]
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)
     if sort not in SORT_KEYS:
