@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Loaded(Message):
-    """A capture being opened has been read."""
+    """A capture being opened has been read (`profile`: for a rank set's opening, the RankSet)."""
 
     profile: Profile
     opening: Opening | None = None

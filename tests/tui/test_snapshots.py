@@ -263,3 +263,27 @@ class TestCheckScreen:
         (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
         assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
                                                                                   theme), terminal_size=size)
+
+
+def rank_set_read(*keys: str):
+    """The rank set read (on its reading thread) and its readable names landed, then `keys` pressed."""
+    async def run_before(pilot) -> None:
+        from tests.helpers import wait_for
+
+        await wait_for(lambda: getattr(pilot.app.screen, "rank_set", None) is not None, what="the rank set read")
+        await settle(*keys)(pilot)
+
+    return run_before
+
+
+class TestRankSetScreen:
+    """The two H200 ranks as a rank set, from the fixtures folder so the paths it shows are the same everywhere."""
+
+    @pytest.mark.parametrize("keys", [(), ("enter",)], ids=["kernels", "kernel-on-every-rank"])
+    def test_rank_set(self, snap_compare, monkeypatch, keys):
+        from proton_tui.output.ranks import rank_files
+        from proton_tui.tui.opening import Opening
+
+        monkeypatch.chdir(FIXTURES)
+        app = ProtonApp(opening=Opening.of_rank_set(rank_files([Path("ranks_h200")])))
+        assert snap_compare(app, run_before=rank_set_read(*keys), terminal_size=(80, 24))
