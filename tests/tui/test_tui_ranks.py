@@ -82,6 +82,17 @@ async def test_the_rank_set_shows_the_text_outputs_numbers(size):
         assert kernels.selected.name.startswith("_Z") and "Kernel2" in kernels.selected.name
         assert "Kernel2" in " ".join(screen_lines(app)[5:9])
         assert [label for label, _ in app.screen.query_one(DetailsPane).rows][:3] == ["on ranks", "spread", "kernel"]
+        by_skew = [kernel.name for kernel in kernels.kernels]
+        assert by_skew == [kernel.name for kernel in open_rank_set([H200_RANKS]).kernels()]
+        await pilot.press("s")  # the largest time first, then A to Z, then the spread again
+        assert str(kernels.border_title) == "Kernels by max"
+        assert [kernel.maximum for kernel in kernels.kernels] == sorted((k.maximum for k in kernels.kernels),
+                                                                        reverse=True)
+        await pilot.press("s")
+        shown_names = [screen.names.sort_key(kernel.name) for kernel in kernels.kernels]
+        assert str(kernels.border_title) == "Kernels by name" and shown_names == sorted(shown_names)
+        await pilot.press("s")
+        assert [kernel.name for kernel in kernels.kernels] == by_skew
 
 
 @SIZES
