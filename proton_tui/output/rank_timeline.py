@@ -34,7 +34,8 @@ class RankTimeline:
     rows: list[TimelineRow]
     rank_of_lane: list[int]
     _launches: dict[str, dict[int, list[int]]] = field(default_factory=dict, repr=False)
-    _order: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _number: dict[int, int] = field(default_factory=dict, repr=False)  # a kernel event → its launch on its rank
+    _order: dict[str, tuple[list[int], dict[int, int]]] = field(default_factory=dict, repr=False)
 
     @property
     def aligned_by(self) -> str:
@@ -51,25 +52,28 @@ class RankTimeline:
         if found is None:
             found = {}
             for index in self.trace.launches_of(name):  # in time order
-                found.setdefault(self.rank_of_lane[self.trace.events[index].lane], []).append(index)
+                launches = found.setdefault(self.rank_of_lane[self.trace.events[index].lane], [])
+                self._number[index] = len(launches)
+                launches.append(index)
             self._launches[name] = found
         return found
 
     def launch_number(self, index: int) -> int:
         """Which launch of its kernel on its rank the event is (from 0)."""
-        event = self.trace.events[index]
-        return self.launches(event.name)[self.rank_of_lane[event.lane]].index(index)
+        self.launches(self.trace.events[index].name)
+        return self._number[index]
 
     def step(self, index: int, step: int) -> int | None:
         """The next (1) or previous (-1) launch of the event's kernel, every rank's k-th launch before any rank's
         (k+1)-th, the ranks in order: one launch on every rank in turn."""
         name = self.trace.events[index].name
-        order = self._order.get(name)
-        if order is None:
+        if name not in self._order:
             by_rank = self.launches(name)
-            order = self._order[name] = [launches[k] for k in range(max(map(len, by_rank.values()), default=0))
-                                         for _, launches in sorted(by_rank.items()) if k < len(launches)]
-        there = order.index(index) + step
+            order = [launches[k] for k in range(max(map(len, by_rank.values()), default=0))
+                     for _, launches in sorted(by_rank.items()) if k < len(launches)]
+            self._order[name] = order, {event: at for at, event in enumerate(order)}
+        order, where = self._order[name]
+        there = where[index] + step
         return order[there] if 0 <= there < len(order) else None
 
     def lag(self, index: int) -> tuple[float, int, int] | None:

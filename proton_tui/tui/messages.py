@@ -41,6 +41,15 @@ class NamesReady(Message):
 
 
 @dataclass(eq=False)
+class RanksLaidOut(Message):
+    """A rank set's traces merged onto one timeline off the UI thread (`output.rank_timeline`), or why they could
+    not be."""
+
+    timeline: object | None
+    problem: str | None = None
+
+
+@dataclass(eq=False)
 class WarpsRead(Message):
     """An instrumentation trace's warps, launches and statistics, worked out off the UI thread."""
 

@@ -30,7 +30,15 @@ from proton_tui.output.ranks import (
 )
 from proton_tui.records import MIN_FRACTION
 from proton_tui.tui.dialogs.path import PathDialog
-from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ViewCapture
+from proton_tui.tui.messages import (
+    Loaded,
+    LoadFailed,
+    NamesReady,
+    RanksLaidOut,
+    ReadCrashed,
+    ShowDiff,
+    ViewCapture,
+)
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.widgets.details_pane import DetailsPane
 from proton_tui.tui.widgets.key_bar import KeyBar
@@ -127,20 +135,34 @@ class RankSetScreen(Screen):
         if self.progress_timer is not None:
             self.progress_timer.stop()
         self.rank_set = message.profile
-        if all(rank.profile.trace is not None for rank in self.rank_set.ranks):
-            try:
-                self.timeline = rank_timeline(self.rank_set)
-            except (RankSetError, CaptureError, ValueError) as error:
-                self.notify(printable(cut_field(str(error))), severity="error", markup=False)
         self.query_one(Summary).update(self.summary_text())
         self.query_one(RankTable).show(self.rank_set)
         self.fill_kernels()
         self.query_one("#detail").display = True
-        if self.timeline is not None:  # a set of traces opens on its timeline
-            self.action_toggle_timeline()
+        if all(rank.profile.trace is not None for rank in self.rank_set.ranks):  # it opens on its timeline
+            self.query_one(Summary).update(f"{self.summary_text()}  laying out the ranks' timeline…")
+            self.lay_out_timeline()
         else:
             self.show_tables()
         self.load_readable_names()
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    def lay_out_timeline(self) -> None:
+        """The ranks' traces merged onto one timeline, off the UI thread."""
+        try:
+            self.post_message(RanksLaidOut(rank_timeline(self.rank_set)))
+        except (RankSetError, CaptureError, ValueError) as error:
+            self.post_message(RanksLaidOut(None, str(error)))
+
+    @on(RanksLaidOut)
+    def ranks_laid_out(self, message: RanksLaidOut) -> None:
+        self.timeline = message.timeline
+        self.query_one(Summary).update(self.summary_text())
+        if self.timeline is None:
+            self.notify(printable(cut_field(message.problem or "")), severity="error", markup=False)
+            self.show_tables()
+        else:
+            self.action_toggle_timeline()
 
     def summary_text(self) -> str:
         rank_set = self.rank_set
