@@ -219,8 +219,10 @@ def run_on_a_terminal(*args: str, keys: bytes = b"", wait_for_text: str = "") ->
             process.kill()
 
 
-def test_view_of_a_folder_on_a_terminal_opens_the_rank_set():
-    status, shown = run_on_a_terminal("view", str(H200_RANKS), keys=b"q", wait_for_text="Kernels by max/med")
+@pytest.mark.parametrize("given", ["folder", "files"])
+def test_view_of_a_folder_or_files_on_a_terminal_opens_the_rank_set(given):
+    paths = [str(H200_RANKS)] if given == "folder" else [str(H200_RANKS / f"ranks.rank{r}.hatchet") for r in (0, 1)]
+    status, shown = run_on_a_terminal("view", *paths, keys=b"q", wait_for_text="Kernels by max/med")
     assert status == 0 and "ranks from the sidecar" in shown
 
 
