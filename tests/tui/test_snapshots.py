@@ -287,3 +287,19 @@ class TestRankSetScreen:
         monkeypatch.chdir(FIXTURES)
         app = ProtonApp(opening=Opening.of_rank_set(rank_files([Path("ranks_h200")])))
         assert snap_compare(app, run_before=rank_set_read(*keys), terminal_size=(80, 24))
+
+    def test_traces_on_one_timeline(self, snap_compare, monkeypatch, tmp_path):
+        """Two ranks of a real 3.9 trace, the second's clock base 2.5 ms later; its first kernel's launch on rank 1."""
+        import orjson
+
+        from proton_tui.output.ranks import rank_files
+        from proton_tui.tui.opening import Opening
+
+        original = orjson.loads((FIXTURES / "triton390_two_streams.chrome_trace").read_bytes())
+        (tmp_path / "traces").mkdir()
+        for rank in (0, 1):
+            document = dict(original, baseTimeNanoseconds=original["baseTimeNanoseconds"] + rank * 2_500_000)
+            (tmp_path / "traces" / f"job.rank{rank}.chrome_trace").write_bytes(orjson.dumps(document))
+        monkeypatch.chdir(tmp_path)
+        app = ProtonApp(opening=Opening.of_rank_set(rank_files([Path("traces")])))
+        assert snap_compare(app, run_before=rank_set_read("n"), terminal_size=(80, 24))

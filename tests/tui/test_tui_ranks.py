@@ -236,3 +236,35 @@ def test_a_broken_rank_capture_on_a_terminal_is_one_line_and_exit_2(tmp_path):
     assert status == 2 and last.startswith("proton-tui: error: ") and last.count("\n") == 1, shown[-500:]
     assert "ranks.rank1.hatchet" in last
     assert "Traceback" not in shown
+
+
+@SIZES
+async def test_as_many_rank_columns_as_the_width_holds(tmp_path, size):
+    folder = tmp_path / "eight"
+    folder.mkdir()
+    for rank in range(8):
+        fixture = "vecadd_fail.hatchet" if rank == 5 else "vecadd_hook.hatchet"
+        shutil.copy(FIXTURES / fixture, folder / f"job.rank{rank}.hatchet")
+    app = rank_set_app(folder)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        kernels = screen.query_one(KernelRankTable)
+        widths = [column.get_render_width(kernels) for column in kernels.columns.values()]
+        assert sum(widths) <= size[0] and 0 < kernels.rank_columns < 8 if size[0] == 80 else kernels.rank_columns == 8
+        header = " ".join(screen_lines(app)[kernels.region.y + 1].split())
+        assert header.startswith(" ".join(f"r{rank}" for rank in range(kernels.rank_columns)) + " min median max")
+
+
+async def test_traces_without_a_clock_base_are_aligned_by_their_first_events(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for rank in (0, 1):
+        shutil.copy(FIXTURES / "vecadd_trace.chrome_trace", folder / f"job.rank{rank}.chrome_trace")
+    app = rank_set_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        timeline = screen.query_one(RanksTimeline)
+        assert str(timeline.border_title).startswith("Ranks by first events: ")
+        assert "clocks aligned by each rank's first event" in screen.query_one(Summary).text
+        await pilot.press("n")
+        assert dict(screen.query_one(DetailsPane).rows)["vs ranks"].startswith("ended first of the 2 ranks")

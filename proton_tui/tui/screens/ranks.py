@@ -66,7 +66,7 @@ class RankSetScreen(Screen):
         Binding("escape", "escape", "Kernels", show=False),
         Binding("f1,question_mark", "app.help", "Help"),
     ]
-    KEY_BAR_ORDER = ("quit", "toggle_timeline", "launch", "open_rank", "compare", "sort", "export")
+    KEY_BAR_ORDER = ("quit", "toggle_timeline", "launch(1)", "export", "open_rank", "compare", "sort")
     HELP_ABOUT = (
         ("ranks", "per rank: GPU time, its ratio to the set's median, SLOW where the median is under "
                   f"{format_percent(MIN_FRACTION * 100)} of its time (as check flags a GPU), kernels, launches, host "
@@ -204,6 +204,7 @@ class RankSetScreen(Screen):
 
     def show_tables(self) -> None:
         self.query_one("#rank-views", ContentSwitcher).current = "rank-tables"
+        self.refresh_bindings()
         kernels = self.query_one(KernelRankTable)
         kernels.focus()
         if kernels.selected is not None:  # the details follow the table again
@@ -303,6 +304,7 @@ class RankSetScreen(Screen):
             return
         view = self.query_one(RanksTimeline)
         switcher.current = "rank-timeline"
+        self.refresh_bindings()
         if view.model is None:
             view.show_ranks(self.timeline, self.names)
         elif view.selected is not None:
@@ -341,6 +343,8 @@ class RankSetScreen(Screen):
             return None
         if action in ("toggle_timeline", "export"):
             return self.timeline is not None
+        if action in ("sort", "mark"):  # the tables' keys
+            return self.query_one("#rank-views", ContentSwitcher).current == "rank-tables"
         return True
 
     @property
