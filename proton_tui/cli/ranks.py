@@ -10,10 +10,10 @@ from pathlib import Path
 from proton_tui.cli.common import fail, names_for, say, shown
 
 
-def view_rank_set(paths: list[Path], plain: bool, as_json: bool, names_form: str | None, raw_names: bool,
-                  export: Path | None = None) -> None:
-    """The rank set in the viewer on a terminal, else as text or JSON; with `export`, the ranks' traces merged into
-    one Chrome trace for Perfetto."""
+def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, names_form: str | None,
+                  raw_names: bool, export: Path | None = None) -> None:
+    """The rank set in the viewer on a terminal, else as text (`kernels`: the kernel × rank table alone) or JSON;
+    with `export`, the ranks' traces merged into one Chrome trace for Perfetto."""
     from proton_tui.hatchet import CaptureError
     from proton_tui.output.document import json_text
     from proton_tui.output.ranks import (
@@ -24,7 +24,7 @@ def view_rank_set(paths: list[Path], plain: bool, as_json: bool, names_form: str
         rank_set_text,
     )
 
-    if export is None and not (plain or as_json) and sys.stdout.isatty():
+    if export is None and not (plain or kernels or as_json) and sys.stdout.isatty():
         from proton_tui.tui.launch import open_rank_viewer
 
         if (error := open_rank_viewer(paths)) is not None:
@@ -46,4 +46,4 @@ def view_rank_set(paths: list[Path], plain: bool, as_json: bool, names_form: str
     if as_json:
         sys.stdout.write(json_text(rank_set_json(rank_set, names)))
     else:
-        sys.stdout.write(shown(rank_set_text(rank_set, names)))
+        sys.stdout.write(shown(rank_set_text(rank_set, names, ranks_table=not kernels)))

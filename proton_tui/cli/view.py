@@ -71,7 +71,16 @@ def view(
     if len(files) > 1 or files[0].is_dir():  # a rank set: one capture per rank
         from proton_tui.cli.ranks import view_rank_set
 
-        view_rank_set(files, plain, as_json, names_form, raw_names, export)
+        one_capture = {"--csv": as_csv, "--include": include is not None, "--exclude": exclude is not None,
+                       "--depth": depth is not None, "--threshold": threshold is not None, "--sort": sort != "time",
+                       "--reverse": reverse, "--show-empty": show_empty, "--show-internal": show_internal,
+                       "--sm-clock-khz": sm_clock_khz is not None}
+        if given := [flag for flag, used in one_capture.items() if used]:
+            fail(f"{given[0]} is for one capture, not a rank set: open a rank's capture alone (view FILE, or o in "
+                 "the rank set's viewer)")
+        if sum((plain, kernels, as_json)) > 1:
+            fail("--plain, --kernels and --json are exclusive: pick one")
+        view_rank_set(files, plain, kernels, as_json, names_form, raw_names, export)
         return
     file = files[0]
     chosen = view_filter(include, exclude, threshold, depth, show_empty)

@@ -259,21 +259,23 @@ def typical_rank(rank_set: RankSet) -> RankCapture:
     return min(rank_set.ranks, key=lambda rank: abs(rank.profile.total - rank_set.median_total))
 
 
-def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8) -> str:
-    """The rank table, then the kernel × rank table (as many rank columns as `rank_columns`, then min, median, max,
-    max÷median and the slowest rank)."""
+def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8,
+                  ranks_table: bool = True) -> str:
+    """The rank table (unless not `ranks_table`), then the kernel × rank table (as many rank columns as
+    `rank_columns`, then min, median, max, max÷median and the slowest rank)."""
     unit, ranks = rank_set.unit, rank_set.ranks
     source = ranks[0].source if ranks else FROM_ORDER
     lines = [f"{counted(len(ranks), 'rank')} (ranks from the {source})  median GPU time "
              f"{format_value(rank_set.median_total, unit)}"]
-    rows = [list(RANK_HEADER)] + [rank_cells(rank_set, rank) for rank in ranks]
-    lines += _aligned(rows, right=(1, 2, 3, 4))
+    if ranks_table:
+        rows = [list(RANK_HEADER)] + [rank_cells(rank_set, rank) for rank in ranks]
+        lines += _aligned(rows, right=(1, 2, 3, 4)) + [""]
     kernels = rank_set.kernels()
     shown = ranks[:rank_columns]
     header = [f"r{rank.rank}" for rank in shown] + [*KERNEL_STATS_HEADER, "kernel"]
     rows = [header] + [kernel_cells(rank_set, kernel, rank_columns) + [printable(names.shown(kernel.name))]
                        for kernel in kernels[:limit]]
-    lines += [""] + _aligned(rows, right=tuple(range(len(header) - 2)))
+    lines += _aligned(rows, right=tuple(range(len(header) - 2)))
     if len(ranks) > rank_columns:
         lines.append(f"(ranks past r{shown[-1].rank} are in min, median, max; --json has every rank)")
     if limit is not None and len(kernels) > limit:

@@ -184,3 +184,17 @@ def test_bad_rank_set_input_is_one_line_and_exit_2(tmp_path, case):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("proton-tui: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_kernels_prints_the_kernel_table_alone_and_a_flag_for_one_capture_is_refused(tmp_path):
+    folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet")
+    full = subprocess.run([CLI, "view", str(folder), "--plain"], capture_output=True, text=True, timeout=60).stdout
+    done = subprocess.run([CLI, "view", str(folder), "--kernels"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, *kernel_table = done.stdout.splitlines()
+    assert first == full.splitlines()[0] and kernel_table[0].split()[:2] == ["r0", "r1"]
+    assert "\n".join(kernel_table) + "\n" == full.split("\n\n", 1)[1]
+    for flags in (["--csv"], ["--include", "add"], ["--depth", "2"], ["--sort", "name"], ["--plain", "--json"]):
+        refused = subprocess.run([CLI, "view", str(folder), *flags], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stdout == "", flags
+        assert refused.stderr.startswith(f"proton-tui: error: {flags[0]}") and refused.stderr.count("\n") == 1

@@ -101,7 +101,7 @@ class KernelRankTable(DataTable):
 
         for i in columns:
             self.add_column(cell(i, header[i]), width=widths[i] + GAP)
-        self.add_column(Text(" " * GAP + "kernel"), width=room + MIN_NAME_WIDTH)
+        self.add_column(Text(" " * GAP + "kernel"), width=max(room, 0) + MIN_NAME_WIDTH)
         for kernel, row_cells in zip(kernels, cells):
             self.add_row(*[cell(i, row_cells[i]) for i in columns],
                          Text(" " * GAP + printable(names.shown(kernel.name)), no_wrap=True, overflow="ellipsis"))
