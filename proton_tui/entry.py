@@ -1,8 +1,8 @@
 """The `proton-tui` console script (and `python -m proton_tui`).
 
-`proton-tui view FILE` on a terminal, the command's plainest form, opens the viewer without importing the command
-line (typer's import is part of every start: docs/measurements.md); every other form goes through the Typer
-command line (`cli`), whose `view` opens the viewer the same way.
+`proton-tui view FILE` on a terminal (or `view DIR`, `view FILE FILE …`: a rank set), the command's plainest form,
+opens the viewer without importing the command line (typer's import is part of every start: docs/measurements.md);
+every other form goes through the Typer command line (`cli`), whose `view` opens the viewer the same way.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 def main() -> None:
     """Console-script entry."""
     args = sys.argv[1:]
-    if (len(args) == 2 and args[0] == "view" and not args[1].startswith("-") and sys.stdout.isatty()
-            and not Path(args[1]).is_dir()):  # a folder (ranks, a fleet) is the command line's
+    if len(args) >= 2 and args[0] == "view" and not any(arg.startswith("-") for arg in args[1:]) \
+            and sys.stdout.isatty() and not _fleet(args[1:]):  # a capture, or a rank set: a folder or several
         from proton_tui.console import error_line
-        from proton_tui.tui.launch import open_viewer
+        from proton_tui.tui.launch import open_rank_viewer, open_viewer
 
         try:
-            error = open_viewer(Path(args[1]))
+            error = open_viewer(Path(args[1])) if len(args) == 2 else open_rank_viewer([Path(arg) for arg in args[1:]])
         except KeyboardInterrupt:  # before the TUI is up (it takes Ctrl-C as a key): as Typer's commands end
             print(file=sys.stderr)
             sys.exit(1)
@@ -31,3 +31,15 @@ def main() -> None:
     from proton_tui.cli import main as command_line
 
     command_line()
+
+
+def _fleet(paths: list[str]) -> bool:
+    """A folder of a fleet's reports (check --report-dir): the command line shows it, as text."""
+    if len(paths) != 1 or not Path(paths[0]).is_dir():
+        return False
+    from proton_tui.engine.fleet import FleetError, fleet_reports
+
+    try:
+        return bool(fleet_reports(Path(paths[0])))
+    except FleetError:
+        return False

@@ -1,5 +1,6 @@
-"""``proton-tui view DIR``: a folder of rank captures (a run folder of ``run -- torchrun …``) as a rank set, as text
-or JSON: every rank's GPU time against the set's median, and every kernel across the ranks."""
+"""``proton-tui view DIR`` (or ``view FILE FILE …``): a folder of rank captures (a run folder of ``run -- torchrun
+…``) or captures given one per rank, as a rank set: in the viewer on a terminal, else as text or JSON (every rank's
+GPU time against the set's median, and every kernel across the ranks)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 from proton_tui.cli.common import fail, names_for, say, shown
 
 
-def view_rank_set(folder: Path, as_json: bool, names_form: str | None, raw_names: bool,
-                  export: Path | None = None) -> None:
-    """The rank set as text or JSON; with `export`, the ranks' traces merged into one Chrome trace for Perfetto."""
+def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, names_form: str | None,
+                  raw_names: bool, export: Path | None = None) -> None:
+    """The rank set in the viewer on a terminal, else as text (`kernels`: the kernel × rank table alone) or JSON;
+    with `export`, the ranks' traces merged into one Chrome trace for Perfetto."""
     from proton_tui.hatchet import CaptureError
     from proton_tui.output.document import json_text
     from proton_tui.output.ranks import (
@@ -22,8 +24,14 @@ def view_rank_set(folder: Path, as_json: bool, names_form: str | None, raw_names
         rank_set_text,
     )
 
+    if export is None and not (plain or kernels or as_json) and sys.stdout.isatty():
+        from proton_tui.tui.launch import open_rank_viewer
+
+        if (error := open_rank_viewer(paths)) is not None:
+            fail(error)
+        return
     try:
-        rank_set = open_rank_set([folder])
+        rank_set = open_rank_set(paths)
         if export is not None:
             from proton_tui.output.export import write_export
 
@@ -38,4 +46,4 @@ def view_rank_set(folder: Path, as_json: bool, names_form: str | None, raw_names
     if as_json:
         sys.stdout.write(json_text(rank_set_json(rank_set, names)))
     else:
-        sys.stdout.write(shown(rank_set_text(rank_set, names)))
+        sys.stdout.write(shown(rank_set_text(rank_set, names, ranks_table=not kernels)))

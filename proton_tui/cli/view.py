@@ -30,8 +30,9 @@ def register(app: typer.Typer) -> None:
 
 
 def view(
-    file: Annotated[Path, typer.Argument(help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7).",
-                                         show_default=False)],
+    files: Annotated[list[Path], typer.Argument(
+        help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7); a folder of rank captures, or several "
+        "captures (one per rank), is a rank set.", show_default=False, metavar="FILE...")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
     kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,
@@ -67,15 +68,26 @@ def view(
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
-    if file.is_dir():  # a fleet's reports, or a rank set: one capture per rank
+    if len(files) == 1 and files[0].is_dir():  # a fleet's reports (check --report-dir), as text or JSON
         from proton_tui.cli.fleet import is_fleet, view_fleet
+
+        if is_fleet(files[0]):
+            view_fleet(files[0], as_json)
+    if len(files) > 1 or files[0].is_dir():  # a rank set: one capture per rank
         from proton_tui.cli.ranks import view_rank_set
 
-        if is_fleet(file):
-            view_fleet(file, as_json)
-
-        view_rank_set(file, as_json, names_form, raw_names, export)
+        one_capture = {"--csv": as_csv, "--include": include is not None, "--exclude": exclude is not None,
+                       "--depth": depth is not None, "--threshold": threshold is not None, "--sort": sort != "time",
+                       "--reverse": reverse, "--show-empty": show_empty, "--show-internal": show_internal,
+                       "--sm-clock-khz": sm_clock_khz is not None}
+        if given := [flag for flag, used in one_capture.items() if used]:
+            fail(f"{given[0]} is for one capture, not a rank set: open a rank's capture alone (view FILE, or o in "
+                 "the rank set's viewer)")
+        if sum((plain, kernels, as_json)) > 1:
+            fail("--plain, --kernels and --json are exclusive: pick one")
+        view_rank_set(files, plain, kernels, as_json, names_form, raw_names, export)
         return
+    file = files[0]
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)
     if sort not in SORT_KEYS:

@@ -22,7 +22,9 @@ from proton_tui.records.ranks import SIDECAR_SUFFIX
 from proton_tui.view.formatting import counted, format_count, format_ratio, format_value
 from proton_tui.view.names import Names
 
-CAPTURE_SUFFIXES = (".hatchet", ".hatchet_msgpack", ".chrome_trace")
+TRACE_SUFFIX = ".chrome_trace"
+CAPTURE_SUFFIXES = (".hatchet", ".hatchet_msgpack", TRACE_SUFFIX)
+MIXED_KINDS = "the captures mix trees (.hatchet) and traces (.chrome_trace): a rank set is of one kind"
 RANK_IN_NAME = re.compile(r"(?:^|[._-])rank[._-]?(\d+)(?:[._-]|$)")
 FROM_SIDECAR, FROM_NAME, FROM_ORDER = "sidecar", "file name", "order given"
 
@@ -43,6 +45,12 @@ class RankCapture:
     @property
     def label(self) -> str:
         return f"rank {self.rank}"
+
+    @property
+    def heading(self) -> str:
+        """The rank with where it ran: ``rank R (host, GPU i …)``, as the merged trace names its process."""
+        where = ", ".join(part for part in (self.host, self.gpu) if part)
+        return self.label + (f" ({where})" if where else "")
 
     @property
     def host(self) -> str:
@@ -128,12 +136,11 @@ def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
         raise RankSetError("a merged trace needs a Chrome trace per rank (run with --data trace); these are trees")
     traces = []
     for rank in rank_set.ranks:
-        where = ", ".join(part for part in (rank.host, rank.gpu) if part)
         try:
             document = msgspec.json.decode(Path(rank.profile.path).read_bytes())
         except (OSError, msgspec.DecodeError) as error:
             raise RankSetError(f"{printable(str(rank.profile.path))}: cannot be read again: {error}") from None
-        traces.append(RankTrace(rank.rank, rank.label + (f" ({where})" if where else ""), document))
+        traces.append(RankTrace(rank.rank, rank.heading, document))
     return merge_traces(traces)
 
 
@@ -143,14 +150,25 @@ def rank_of_name(path: Path) -> int | None:
 
 
 def rank_files(paths: list[Path]) -> list[Path]:
-    """The captures a folder holds (or the files given), in the order given."""
+    """The captures a folder holds (or the files given), in the order given. Raises RankSetError for a folder with
+    no capture, a file given that is not there, or captures that mix trees and traces (told by their names)."""
     if len(paths) == 1 and paths[0].is_dir():
         found = sorted(path for path in paths[0].iterdir() if path.name.endswith(CAPTURE_SUFFIXES))
         if not found:
             raise RankSetError(f"{printable(str(paths[0]))}: no Proton capture in this folder "
                                f"({', '.join(CAPTURE_SUFFIXES)})")
-        return found
-    return paths
+    else:
+        found = list(paths)
+        for path in found:
+            if path.is_dir():
+                raise RankSetError(f"{printable(str(path))}: a folder among the rank captures: give a folder alone, "
+                                   "or capture files")
+            if not path.is_file():
+                raise RankSetError(f"{printable(str(path))}: no such capture file")
+    traces = [path.name.endswith(TRACE_SUFFIX) for path in found]
+    if any(traces) and not all(traces):
+        raise RankSetError(MIXED_KINDS)
+    return found
 
 
 def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_capture) -> RankSet:
@@ -174,38 +192,91 @@ def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_ca
         raise RankSetError(f"rank {repeated[0]} has more than one capture ({source}): give one capture per rank")
     ranks = [RankCapture(number, source, opener(path), record)
              for number, path, record in zip(numbers, files, sidecars)]
+    if len({rank.profile.trace is None for rank in ranks}) > 1:
+        raise RankSetError(MIXED_KINDS)
     units = {rank.profile.unit for rank in ranks if not rank.profile.is_empty}
     if len(units) > 1:
         raise RankSetError("the captures mix time in ns and cycles: a rank set compares one kind")
     return RankSet(tuple(sorted(ranks, key=lambda rank: rank.rank)))
 
 
-def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8) -> str:
-    """The rank table, then the kernel × rank table (as many rank columns as `rank_columns`, then min, median, max,
-    max÷median and the slowest rank)."""
+RANK_HEADER = ("rank", "GPU time", "vs median", "kernels", "launches", "host", "GPU", "")
+KERNEL_STATS_HEADER = ("min", "median", "max", "max/med", "slowest")
+KERNEL_SORTS = ("max/med", "max", "name")  # the kernel table's orders: the largest spread, the largest time, A to Z
+
+
+def rank_cells(rank_set: RankSet, rank: RankCapture) -> list[str]:
+    """One rank's row of the rank table (RANK_HEADER): its GPU time, its ratio to the set's median, kernels,
+    launches, host and GPU, and SLOW where it is flagged."""
+    profile, median = rank.profile, rank_set.median_total
+    return [str(rank.rank), format_value(profile.total, rank_set.unit),
+            format_ratio(profile.total / median if median else None), format_count(profile.kernel_count),
+            format_count(profile.recorded_launches), printable(rank.host), printable(rank.gpu),
+            "SLOW" if rank_set.flagged(rank) else ""]
+
+
+def kernel_cells(rank_set: RankSet, kernel: KernelAcross, rank_columns: int) -> list[str]:
+    """One kernel's row of the kernel × rank table: its time on the first `rank_columns` ranks (— where a rank never
+    ran it), then KERNEL_STATS_HEADER's min, median, max, max ÷ median and the slowest rank."""
+    unit = rank_set.unit
+    cells = ["—" if value is None else format_value(value, unit) for value in kernel.values[:rank_columns]]
+    return cells + [format_value(kernel.minimum, unit), format_value(kernel.median, unit),
+                    format_value(kernel.maximum, unit), format_ratio(kernel.skew),
+                    rank_set.ranks[kernel.slowest].label]
+
+
+def sorted_kernels(kernels: list[KernelAcross], key: str, names: Names) -> list[KernelAcross]:
+    """The kernels in one of KERNEL_SORTS' orders (`RankSet.kernels` gives them by max ÷ median already)."""
+    if key == "max":
+        return sorted(kernels, key=lambda row: (-row.maximum, row.name))
+    if key == "name":
+        return sorted(kernels, key=lambda row: names.sort_key(row.name))
+    return kernels
+
+
+@dataclass(frozen=True)
+class KernelOnRank:
+    """One kernel on one rank: its time (None where the rank never ran it), its share of the rank's GPU time, and
+    its ratio to the kernel's median across the ranks."""
+
+    rank: RankCapture
+    value: float | None
+    share: float | None  # percent
+    vs_median: float | None
+
+
+def kernel_on_ranks(rank_set: RankSet, kernel: KernelAcross) -> list[KernelOnRank]:
+    """`kernel` on every rank, in rank order."""
+    median = kernel.median
+    return [KernelOnRank(rank, value,
+                         None if value is None or not rank.profile.total else 100.0 * value / rank.profile.total,
+                         None if value is None or not median else value / median)
+            for rank, value in zip(rank_set.ranks, kernel.values)]
+
+
+def typical_rank(rank_set: RankSet) -> RankCapture:
+    """The rank whose GPU time is nearest the set's median (the first of two as near): what a rank is compared with
+    by default."""
+    return min(rank_set.ranks, key=lambda rank: abs(rank.profile.total - rank_set.median_total))
+
+
+def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8,
+                  ranks_table: bool = True) -> str:
+    """The rank table (unless not `ranks_table`), then the kernel × rank table (as many rank columns as
+    `rank_columns`, then min, median, max, max÷median and the slowest rank)."""
     unit, ranks = rank_set.unit, rank_set.ranks
     source = ranks[0].source if ranks else FROM_ORDER
     lines = [f"{counted(len(ranks), 'rank')} (ranks from the {source})  median GPU time "
              f"{format_value(rank_set.median_total, unit)}"]
-    rows = [["rank", "GPU time", "vs median", "kernels", "launches", "host", "GPU", ""]]
-    for rank in ranks:
-        profile = rank.profile
-        ratio = profile.total / rank_set.median_total if rank_set.median_total else None
-        rows.append([str(rank.rank), format_value(profile.total, unit), format_ratio(ratio),
-                     format_count(profile.kernel_count), format_count(profile.recorded_launches),
-                     printable(rank.host), printable(rank.gpu), "SLOW" if rank_set.flagged(rank) else ""])
-    lines += _aligned(rows, right=(1, 2, 3, 4))
+    if ranks_table:
+        rows = [list(RANK_HEADER)] + [rank_cells(rank_set, rank) for rank in ranks]
+        lines += _aligned(rows, right=(1, 2, 3, 4)) + [""]
     kernels = rank_set.kernels()
     shown = ranks[:rank_columns]
-    header = [f"r{rank.rank}" for rank in shown] + ["min", "median", "max", "max/med", "slowest", "kernel"]
-    rows = [header]
-    for kernel in kernels[:limit]:
-        cells = ["—" if value is None else format_value(value, unit) for value in kernel.values[:rank_columns]]
-        cells += [format_value(kernel.minimum, unit), format_value(kernel.median, unit),
-                  format_value(kernel.maximum, unit), format_ratio(kernel.skew),
-                  ranks[kernel.slowest].label, printable(names.shown(kernel.name))]
-        rows.append(cells)
-    lines += [""] + _aligned(rows, right=tuple(range(len(header) - 2)))
+    header = [f"r{rank.rank}" for rank in shown] + [*KERNEL_STATS_HEADER, "kernel"]
+    rows = [header] + [kernel_cells(rank_set, kernel, rank_columns) + [printable(names.shown(kernel.name))]
+                       for kernel in kernels[:limit]]
+    lines += _aligned(rows, right=tuple(range(len(header) - 2)))
     if len(ranks) > rank_columns:
         lines.append(f"(ranks past r{shown[-1].rank} are in min, median, max; --json has every rank)")
     if limit is not None and len(kernels) > limit:

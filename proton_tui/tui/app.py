@@ -129,14 +129,19 @@ class ProtonApp(App):
         threading.Thread(target=end_if_unanswered, name="signal-end", daemon=True).start()
 
     def on_mount(self) -> None:
-        if self.profile is not None or self.opening is not None:
+        if self.opening is not None and self.opening.rank_set:
+            from proton_tui.tui.screens.ranks import RankSetScreen
+
+            self.push_screen(RankSetScreen(self.opening))
+        elif self.profile is not None or self.opening is not None:
             self.push_screen(ProfileScreen(self.profile, opening=self.opening))
         else:
             self.action_new_capture()
 
     async def on_ready(self) -> None:
         """The first frame is out: a capture being opened says so there while its load finishes."""
-        if self.opening is not None and isinstance(self.screen, ProfileScreen) and self.screen.profile is None:
+        if self.opening is not None and getattr(self.screen, "opening", None) is self.opening \
+                and not self.opening.loader:
             await asyncio.sleep(FRAME_WRITE_S)
             self.screen.finish_opening()
 

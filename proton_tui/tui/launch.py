@@ -1,5 +1,6 @@
-"""Open the TUI's viewer on a capture file: the file is checked and mapped at once (a bad one is reported before
-the TUI starts), the viewer's first screen says it is being read and then reads it."""
+"""Open the TUI's viewer on a capture file (or a rank set: a folder of rank captures, or captures one per rank): the
+file is checked and mapped at once (a bad one is reported before the TUI starts), the viewer's first screen says it
+is being read and then reads it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
     from proton_tui.hatchet import CaptureError, pending_capture
     from proton_tui.hatchet.source import STDIN
 
+    if file.is_dir():  # a folder of rank captures
+        return open_rank_viewer([file], view_filter)
     try:
         pending = pending_capture(file, sm_clock=clock_khz, show_internal=show_internal)
     except CaptureError as error:
@@ -37,6 +40,23 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
     with closing(pending):
         viewer = viewer_app(pending, view_filter)
         viewer.run_to_the_end()
+    return viewer.load_error
+
+
+def open_rank_viewer(paths: list[Path], view_filter: ViewFilter | None = None) -> str | None:
+    """Open a rank set (a folder of rank captures, or captures given one per rank) in the viewer until the user
+    quits; the one-line reason when it cannot be: a folder with no capture, a file that is not there, trees and
+    traces mixed (said before the TUI starts), a capture that cannot be read (said as the TUI ends)."""
+    from proton_tui.output.ranks import RankSetError, rank_files
+    from proton_tui.tui.app import ProtonApp
+    from proton_tui.tui.opening import Opening
+
+    try:
+        files = rank_files(paths)
+    except RankSetError as error:
+        return str(error)
+    viewer = ProtonApp(opening=Opening.of_rank_set(files, view_filter or ViewFilter()))
+    viewer.run_to_the_end()
     return viewer.load_error
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Loaded(Message):
-    """A capture being opened has been read."""
+    """A capture being opened has been read (`profile`: for a rank set's opening, the RankSet)."""
 
     profile: Profile
     opening: Opening | None = None
@@ -38,6 +38,15 @@ class NamesReady(Message):
     """Readable (demangled) names for every raw name of the capture, worked out off the UI thread."""
 
     names: Names
+
+
+@dataclass(eq=False)
+class RanksLaidOut(Message):
+    """A rank set's traces merged onto one timeline off the UI thread (`output.rank_timeline`), or why they could
+    not be."""
+
+    timeline: object | None
+    problem: str | None = None
 
 
 @dataclass(eq=False)

@@ -1,5 +1,6 @@
 """A capture being opened in the TUI: read on a daemon thread, whichever way it came (``view FILE``, the sample,
-compare's B, a stored run's capture), and reported back as messages (Loaded, LoadFailed, ReadCrashed)."""
+compare's B, a stored run's capture, a rank set's captures), and reported back as messages (Loaded, LoadFailed,
+ReadCrashed)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from pathlib import Path
 
 from textual.message import Message
 
-from proton_tui.console import size_text
+from proton_tui.console import printable, size_text
 from proton_tui.hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
 from proton_tui.hatchet.scope import within
 from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed
 from proton_tui.view.filters import ViewFilter
+from proton_tui.view.formatting import counted
 
 # How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
@@ -39,6 +41,7 @@ class Opening:
     size: int | None = None  # the file's bytes, when known
     fatal: bool = True
     settled: threading.Event = field(default_factory=threading.Event)  # set before the outcome is posted
+    rank_set: bool = False  # what it finishes with is a RankSet (`of_rank_set`), not a Profile
 
     @classmethod
     def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
@@ -56,6 +59,32 @@ class Opening:
         return cls(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…", finish,
                    view_filter or ViewFilter(), pending.cancel, lambda: pending.bytes_read / pending.size,
                    size=pending.size, fatal=fatal)
+
+    @classmethod
+    def of_rank_set(cls, files: list[Path], view_filter: ViewFilter | None = None, *, fatal: bool = True) -> Opening:
+        """The opening of a rank set (`output.ranks.open_rank_set`): its captures (`rank_files`, checked already)
+        read one after the other; what it finishes with is the RankSet. `rank_set` says so."""
+        from proton_tui.hatchet import open_capture
+        from proton_tui.output.ranks import RankSetError, open_rank_set
+
+        read = [0]
+
+        def opener(path: Path) -> Profile:
+            profile = open_capture(path)
+            read[0] += 1
+            return profile
+
+        def finish():
+            try:
+                return open_rank_set(files, opener)
+            except RankSetError as error:
+                raise CaptureError(str(error)) from None
+
+        folder = files[0].parent
+        where = folder if all(path.parent == folder for path in files) else Path(".")
+        label = f"Reading {counted(len(files), 'rank capture')} in {printable(str(where))}…"
+        return cls(where, label, finish, view_filter or ViewFilter(), fraction_read=lambda: read[0] / len(files),
+                   fatal=fatal, rank_set=True)
 
     def loading(self) -> bool:
         """The read is under way: started and its outcome not yet known (an outcome is settled before it is posted,

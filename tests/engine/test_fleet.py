@@ -127,3 +127,25 @@ def test_a_report_folder_that_is_a_file_is_refused_before_anything_runs(tmp_path
                           timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("proton-tui: error: --report-dir ")
     assert taken.read_text() == "mine" and not (tmp_path / "proton-runs").exists()
+
+
+def test_a_fleet_folder_on_a_terminal_is_shown_as_its_report(tmp_path):
+    """`view FOLDER` typed at a terminal: a fleet's folder is its report in words, not a rank set's viewer."""
+    import pty
+
+    node_check(tmp_path, "node-a")
+    controller, terminal = pty.openpty()
+    done = subprocess.run([CLI, "view", str(tmp_path)], stdin=terminal, stdout=terminal, stderr=terminal,
+                          timeout=60, env={**os.environ, "COLUMNS": "160", "TERM": "xterm"})
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert done.returncode == 0 and b"fleet: PASS: 1 GPU, 0 failed, 0 flagged" in shown, shown[-2000:]

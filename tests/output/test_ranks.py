@@ -144,3 +144,57 @@ def test_two_h200_ranks_name_the_slow_rank_and_the_kernel_it_loses_time_in():
     for rank in rank_set.ranks:
         assert rank.profile.total == open_capture(folder / f"ranks.rank{rank.rank}.hatchet").total
         assert rank.record.gpu_uuid and rank.record.world_size == 2
+
+
+def test_captures_given_one_per_rank_take_their_rank_from_the_name_else_the_order(tmp_path):
+    named = [tmp_path / "b.rank1.hatchet", tmp_path / "a.rank0.hatchet"]
+    for path, fixture in zip(named, ("vecadd_fail.hatchet", "vecadd_hook.hatchet")):
+        shutil.copy(FIXTURES / fixture, path)
+    text = subprocess.run([CLI, "view", *map(str, named), "--plain"], capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("2 ranks (ranks from the file name)")
+    assert text.stdout.splitlines()[2].split()[0] == "0" and text.stdout.splitlines()[2].endswith("SLOW")
+    plain = [tmp_path / "second.hatchet", tmp_path / "first.hatchet"]
+    for path, fixture in zip(plain, ("vecadd_hook.hatchet", "vecadd_fail.hatchet")):
+        shutil.copy(FIXTURES / fixture, path)
+    document = orjson.loads(subprocess.run([CLI, "view", *map(str, plain), "--json"], capture_output=True,
+                                           timeout=60).stdout)
+    assert document["rank_source"] == "order given"
+    assert [rank["capture"] for rank in document["ranks"]] == [str(path) for path in plain]
+
+
+def bad_rank_inputs(tmp_path) -> dict[str, tuple[list, str]]:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(FIXTURES / "vecadd_hook.hatchet", mixed / "job.rank0.hatchet")
+    shutil.copy(FIXTURES / "vecadd_trace.chrome_trace", mixed / "job.rank1.chrome_trace")
+    return {
+        "trees and traces": ([mixed], "mix trees (.hatchet) and traces (.chrome_trace)"),
+        "a missing file": ([mixed / "job.rank0.hatchet", tmp_path / "gone.hatchet"], "gone.hatchet: no such capture"),
+        "a folder among files": ([mixed / "job.rank0.hatchet", folder], "a folder among the rank captures"),
+    }
+
+
+@pytest.mark.parametrize("case", ["trees and traces", "a missing file", "a folder among files"])
+def test_bad_rank_set_input_is_one_line_and_exit_2(tmp_path, case):
+    paths, said = bad_rank_inputs(tmp_path)[case]
+    done = subprocess.run([CLI, "view", *map(str, paths), "--plain"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("proton-tui: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_kernels_prints_the_kernel_table_alone_and_a_flag_for_one_capture_is_refused(tmp_path):
+    folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet")
+    full = subprocess.run([CLI, "view", str(folder), "--plain"], capture_output=True, text=True, timeout=60).stdout
+    done = subprocess.run([CLI, "view", str(folder), "--kernels"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, *kernel_table = done.stdout.splitlines()
+    assert first == full.splitlines()[0] and kernel_table[0].split()[:2] == ["r0", "r1"]
+    assert "\n".join(kernel_table) + "\n" == full.split("\n\n", 1)[1]
+    for flags in (["--csv"], ["--include", "add"], ["--depth", "2"], ["--sort", "name"], ["--plain", "--json"]):
+        refused = subprocess.run([CLI, "view", str(folder), *flags], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stdout == "", flags
+        assert refused.stderr.startswith(f"proton-tui: error: {flags[0]}") and refused.stderr.count("\n") == 1

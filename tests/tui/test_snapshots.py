@@ -318,3 +318,43 @@ class TestCheckScreen:
         (report,) = [entry.check_report() for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
         assert snap_compare(ProtonApp(python=H200_PYTHON), run_before=on_a_screen(lambda: CheckScreen(finished=report),
                                                                                   theme), terminal_size=size)
+
+
+def rank_set_read(*keys: str):
+    """The rank set read (on its reading thread) and its readable names landed, then `keys` pressed."""
+    async def run_before(pilot) -> None:
+        from tests.helpers import wait_for
+
+        await wait_for(lambda: getattr(pilot.app.screen, "rank_set", None) is not None, what="the rank set read")
+        await settle(*keys)(pilot)
+
+    return run_before
+
+
+class TestRankSetScreen:
+    """The two H200 ranks as a rank set, from the fixtures folder so the paths it shows are the same everywhere."""
+
+    @pytest.mark.parametrize("keys", [(), ("enter",)], ids=["kernels", "kernel-on-every-rank"])
+    def test_rank_set(self, snap_compare, monkeypatch, keys):
+        from proton_tui.output.ranks import rank_files
+        from proton_tui.tui.opening import Opening
+
+        monkeypatch.chdir(FIXTURES)
+        app = ProtonApp(opening=Opening.of_rank_set(rank_files([Path("ranks_h200")])))
+        assert snap_compare(app, run_before=rank_set_read(*keys), terminal_size=(80, 24))
+
+    def test_traces_on_one_timeline(self, snap_compare, monkeypatch, tmp_path):
+        """Two ranks of a real 3.9 trace, the second's clock base 2.5 ms later; its first kernel's launch on rank 1."""
+        import orjson
+
+        from proton_tui.output.ranks import rank_files
+        from proton_tui.tui.opening import Opening
+
+        original = orjson.loads((FIXTURES / "triton390_two_streams.chrome_trace").read_bytes())
+        (tmp_path / "traces").mkdir()
+        for rank in (0, 1):
+            document = dict(original, baseTimeNanoseconds=original["baseTimeNanoseconds"] + rank * 2_500_000)
+            (tmp_path / "traces" / f"job.rank{rank}.chrome_trace").write_bytes(orjson.dumps(document))
+        monkeypatch.chdir(tmp_path)
+        app = ProtonApp(opening=Opening.of_rank_set(rank_files([Path("traces")])))
+        assert snap_compare(app, run_before=rank_set_read("n"), terminal_size=(80, 24))

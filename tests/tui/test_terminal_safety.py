@@ -44,3 +44,38 @@ async def test_the_flame_view_draws_names_as_data(write_capture):
         drawn = "\n".join(flame.render_line(y).text for y in range(4))
         assert markup in drawn and not [byte for byte in CONTROL_BYTES if byte in drawn]
         assert any(printable(name)[:20] in drawn for name in HOSTILE_NAMES)
+
+
+async def test_a_rank_set_draws_names_and_hosts_escaped(write_capture):
+    """Kernel names of the captures and the hosts of the sidecars, in the tables, the details and the header."""
+    import msgspec
+
+    from proton_tui.output.ranks import rank_files
+    from proton_tui.records import RankRecord
+    from proton_tui.tui.opening import Opening
+    from tests.helpers import wait_for
+
+    hosts = HOSTILE_NAMES[:2]
+    for rank, host in enumerate(hosts):
+        path = write_capture(hostile_tree(), f"job.rank{rank}.hatchet")
+        record = RankRecord(stem=f"job.rank{rank}", rank=rank, host=host, gpu_index=0, gpu_uuid=HOSTILE_NAMES[2])
+        path.with_name(f"job.rank{rank}.sidecar.json").write_bytes(msgspec.json.encode(record))
+    app = ProtonApp(opening=Opening.of_rank_set(rank_files([path.parent])))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(lambda: getattr(app.screen, "rank_set", None) is not None, what="the rank set read")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        drawn = []
+        for _ in HOSTILE_NAMES:
+            drawn.append(str(app.screen.query_one("#detail").render()))
+            await pilot.press("down")
+        await pilot.press("tab")
+        for _ in hosts:
+            drawn.append(str(app.screen.query_one("#detail").render()))
+            await pilot.press("down")
+        for table in app.screen.query("DataTable"):
+            drawn += [table.render_line(y).text for y in range(table.scrollable_content_region.height)]
+        text = "\n".join(drawn)
+        assert not [byte for byte in CONTROL_BYTES if byte in text]
+        for name in (*hosts, HOSTILE_NAMES[2]):
+            assert printable(name) in text

@@ -47,13 +47,13 @@ class LaneTimeline(TimelineView):
             if there is not None:
                 self.select(there)
 
+    def _look(self, bar: Bar) -> tuple[str, bool, None]:
+        """A bar coloured by its event's kind, and whether it is selected."""
+        category = self.trace.events[bar.events[0]].category
+        which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
+        return which, self.selected in bar.events, None
+
     def _line(self, number: int, width: int, base: Style) -> Strip:
         """A lane: its name, then its events as bars coloured by kind."""
-
-        def look(bar: Bar) -> tuple[str, bool, None]:
-            category = self.trace.events[bar.events[0]].category
-            which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
-            return which, self.selected in bar.events, None
-
         name = printable(cut_field(self.trace.lanes[number].name))
-        return self._row_strip(number, name, "timeline-view--lane", width, base, look)
+        return self._row_strip(number, name, "timeline-view--lane", width, base, self._look)

@@ -1,0 +1,136 @@
+"""The rank set's tables: the ranks (GPU time against the set's median, the slow ones flagged), every kernel across
+the ranks (its time on as many ranks as the width holds, then min, median, max, max ÷ median and the slowest rank),
+and one kernel on every rank as share bars. The cells are `output.ranks`'; these only lay them out."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.widgets import DataTable
+
+from proton_tui.console import printable
+from proton_tui.output.ranks import (
+    KERNEL_STATS_HEADER,
+    RANK_HEADER,
+    KernelAcross,
+    RankCapture,
+    RankSet,
+    kernel_cells,
+    kernel_on_ranks,
+    rank_cells,
+)
+from proton_tui.view.formatting import format_percent, format_ratio, format_value, share_bar
+from proton_tui.view.names import Names
+
+MIN_NAME_WIDTH = 16  # cells the kernel column keeps: rank columns are left out before it narrows further
+GAP, SCROLLBAR = 2, 2  # cells between two columns; the vertical scrollbar's width
+RANK_ORDER = (0, 1, 2, 7, 3, 4, 5, 6)  # RANK_HEADER's cells as the table shows them: the flag beside the ratio
+
+
+def _widths(rows: list[list[str]]) -> list[int]:
+    return [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
+
+
+class RankTable(DataTable):
+    """Every rank: GPU time, its ratio to the median, SLOW where flagged, kernels, launches, host and GPU; `A` marks
+    the rank compare takes as A."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.rank_set: RankSet | None = None
+        self.marked: int | None = None  # position of compare's A
+
+    def show(self, rank_set: RankSet) -> None:
+        self.rank_set = rank_set
+        self.redraw()
+
+    def redraw(self) -> None:
+        rank_set, row = self.rank_set, self.cursor_row
+        rows = [[RANK_HEADER[i] for i in RANK_ORDER]]
+        rows += [[cells[i] for i in RANK_ORDER] for cells in (rank_cells(rank_set, rank) for rank in rank_set.ranks)]
+        self.clear(columns=True)
+        self.add_column("A", width=1)
+        for i, (title, width) in enumerate(zip(rows[0], _widths(rows))):
+            self.add_column(Text(title, justify="right" if 0 < i < 3 else "left"), width=width)
+        for at, cells in enumerate(rows[1:]):
+            self.add_row("A" if at == self.marked else "",
+                         *[Text(cell, justify="right" if 0 < i < 3 else "left") for i, cell in enumerate(cells)])
+        self.move_cursor(row=row)
+
+    @property
+    def selected(self) -> RankCapture | None:
+        if self.rank_set is None or not self.row_count:
+            return None
+        return self.rank_set.ranks[self.cursor_row]
+
+    def mark(self) -> RankCapture | None:
+        """Mark the cursor's rank as compare's A (again: unmark it)."""
+        self.marked = None if self.marked == self.cursor_row else self.cursor_row
+        self.redraw()
+        return None if self.marked is None else self.rank_set.ranks[self.marked]
+
+
+class KernelRankTable(DataTable):
+    """Every kernel across the ranks, in the order given; as many rank columns as `width` holds."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.kernels: list[KernelAcross] = []
+        self.rank_columns = 0
+
+    def show(self, rank_set: RankSet, kernels: list[KernelAcross], names: Names, width: int) -> None:
+        self.kernels = kernels
+        ranks = rank_set.ranks
+        cells = [kernel_cells(rank_set, kernel, len(ranks)) for kernel in kernels]
+        header = [f"r{rank.rank}" for rank in ranks] + list(KERNEL_STATS_HEADER)
+        widths = _widths([header, *cells])
+        stats = sum(width + GAP for width in widths[len(ranks):])
+        room, shown = width - SCROLLBAR - MIN_NAME_WIDTH - stats, 0
+        while shown < len(ranks) and widths[shown] + GAP <= room:
+            room -= widths[shown] + GAP
+            shown += 1
+        self.rank_columns = shown
+        columns = list(range(shown)) + list(range(len(ranks), len(header)))
+        row = self.cursor_row
+        self.clear(columns=True)
+        self.cell_padding = 0
+        last = len(header) - 1  # the slowest rank: a name, left-aligned after its gap
+
+        def cell(i: int, text: str) -> Text:
+            return Text(" " * GAP + text, justify="left") if i == last else Text(text, justify="right")
+
+        for i in columns:
+            self.add_column(cell(i, header[i]), width=widths[i] + GAP)
+        self.add_column(Text(" " * GAP + "kernel"), width=max(room, 0) + MIN_NAME_WIDTH)
+        for kernel, row_cells in zip(kernels, cells):
+            self.add_row(*[cell(i, row_cells[i]) for i in columns],
+                         Text(" " * GAP + printable(names.shown(kernel.name)), no_wrap=True, overflow="ellipsis"))
+        self.move_cursor(row=row)
+
+    @property
+    def selected(self) -> KernelAcross | None:
+        return self.kernels[self.cursor_row] if self.kernels and self.row_count else None
+
+
+class KernelAcrossTable(DataTable):
+    """One kernel on every rank: its time, its ratio to the kernel's median, and its share of the rank's GPU time
+    with a share bar."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.kernel: KernelAcross | None = None
+
+    def show(self, rank_set: RankSet, kernel: KernelAcross) -> None:
+        self.kernel = kernel
+        rows = [["rank", "time", "vs median", "% of rank", ""]]
+        for on_rank in kernel_on_ranks(rank_set, kernel):
+            rows.append([on_rank.rank.label, "—" if on_rank.value is None else format_value(on_rank.value,
+                                                                                            rank_set.unit),
+                         format_ratio(on_rank.vs_median), format_percent(on_rank.share),
+                         share_bar(on_rank.share or 0.0)])
+        self.clear(columns=True)
+        for i, (title, width) in enumerate(zip(rows[0], _widths(rows))):
+            self.add_column(Text(title, justify="right" if 0 < i < 4 else "left"), width=width)
+        for cells in rows[1:]:
+            self.add_row(*[Text(cell, justify="right" if 0 < i < 4 else "left") for i, cell in enumerate(cells)])
+        self.move_cursor(row=0)

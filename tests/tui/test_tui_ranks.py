@@ -1,0 +1,270 @@
+"""A rank set in the viewer, driven through Textual's pilot on the two H200 ranks (and on two ranks of a real 3.9
+trace, the second's clock base 2.5 ms later): the numbers are the text output's, each rank's capture opens in the
+viewer, two ranks compare, and a set of traces opens on one timeline."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import struct
+import subprocess
+import termios
+import time
+
+import orjson
+import pytest
+
+from proton_tui.hatchet import open_capture
+from proton_tui.output.ranks import open_rank_set, rank_files
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens.diff import DiffScreen
+from proton_tui.tui.screens.profile import ProfileScreen
+from proton_tui.tui.screens.ranks import RankSetScreen
+from proton_tui.tui.widgets.details_pane import DetailsPane
+from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
+from proton_tui.tui.widgets.summary import Summary
+from proton_tui.tui.widgets.timeline import RanksTimeline
+from tests.helpers import CLI, FIXTURES, wait_for
+from tests.tui.screen_text import screen_lines
+
+H200_RANKS = FIXTURES / "ranks_h200"
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
+def rank_set_app(folder) -> ProtonApp:
+    return ProtonApp(opening=Opening.of_rank_set(rank_files([folder])))
+
+
+async def opened(app, pilot) -> RankSetScreen:
+    await wait_for(lambda: isinstance(app.screen, RankSetScreen) and app.screen.rank_set is not None,
+                   what="the rank set read")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app.screen
+
+
+def cells(table, row: int) -> list[str]:
+    return [cell.plain.strip() if hasattr(cell, "plain") else str(cell).strip() for cell in table.get_row_at(row)]
+
+
+def text_rows(folder) -> list[list[str]]:
+    """`view DIR --plain`'s lines, split at its column gaps."""
+    done = subprocess.run([CLI, "view", str(folder), "--plain"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [re.split(r" {2,}", line.strip()) for line in done.stdout.splitlines()]
+
+
+@SIZES
+async def test_the_rank_set_shows_the_text_outputs_numbers(size):
+    text = text_rows(H200_RANKS)
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        summary = screen.query_one(Summary).text
+        assert summary.startswith("2 ranks (ranks from the sidecar)  SLOW: rank 1 (1.89x the median)  median GPU time ")
+        ranks = screen.query_one(RankTable)
+        # the rank table: the text's rows (rank, GPU time, vs median, kernels, launches, host, GPU, SLOW)
+        for row in (0, 1):
+            shown = [cell for cell in cells(ranks, row)[1:] if cell]
+            assert sorted(shown) == sorted(text[1 + row + 1]), (shown, text[1 + row + 1])
+        kernels = screen.query_one(KernelRankTable)
+        header = text[5]
+        assert header[:2] == ["r0", "r1"] and kernels.rank_columns == (1 if size[0] == 80 else 2)
+        for row in range(kernels.row_count):
+            shown, line = cells(kernels, row), text[6 + row]
+            numbers = line[:2][:kernels.rank_columns] + line[2:7]
+            assert shown[:-1] == numbers
+        assert kernels.selected.name.startswith("_Z") and "Kernel2" in kernels.selected.name
+        assert "Kernel2" in " ".join(screen_lines(app)[5:9])
+        assert [label for label, _ in app.screen.query_one(DetailsPane).rows][:3] == ["on ranks", "spread", "kernel"]
+        by_skew = [kernel.name for kernel in kernels.kernels]
+        assert by_skew == [kernel.name for kernel in open_rank_set([H200_RANKS]).kernels()]
+        await pilot.press("s")  # the largest time first, then A to Z, then the spread again
+        assert str(kernels.border_title) == "Kernels by max"
+        assert [kernel.maximum for kernel in kernels.kernels] == sorted((k.maximum for k in kernels.kernels),
+                                                                        reverse=True)
+        await pilot.press("s")
+        shown_names = [screen.names.sort_key(kernel.name) for kernel in kernels.kernels]
+        assert str(kernels.border_title) == "Kernels by name" and shown_names == sorted(shown_names)
+        await pilot.press("s")
+        assert [kernel.name for kernel in kernels.kernels] == by_skew
+
+
+@SIZES
+async def test_enter_shows_the_kernel_on_every_rank_as_share_bars(size):
+    rank_set = open_rank_set([H200_RANKS])
+    worst = rank_set.kernels()[0]
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("enter")
+        across = screen.query_one(KernelAcrossTable)
+        assert across.display and across.kernel.name == worst.name
+        rows = [cells(across, row) for row in range(across.row_count)]
+        assert [row[0] for row in rows] == ["rank 0", "rank 1"]
+        assert rows[1][1] == "18.02 ms" and rows[1][2] == "1.89x" and rows[1][3] == "99.8%"
+        assert rows[1][4] == "████████" and rows[0][4].startswith("███████")
+        assert "rank 1  18.02 ms      1.89x      99.8%  ████████" in " ".join(screen_lines(app))
+        await pilot.press("escape")
+        assert screen.query_one(KernelRankTable).display and not across.display
+
+
+@SIZES
+async def test_a_ranks_own_capture_opens_in_the_viewer_and_two_ranks_compare(size):
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("tab", "down")  # the rank table, rank 1
+        await pilot.press("o")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen), what="the viewer")
+        viewer = app.screen
+        assert viewer.profile is screen.rank_set.ranks[1].profile
+        assert viewer.profile.total == open_capture(H200_RANKS / "ranks.rank1.hatchet").total
+        await pilot.press("k")  # the viewer's own keys work there
+        await pilot.press("q")
+        assert app.screen is screen
+        await pilot.press("m")  # the rank nearest the median (rank 0, first of two as near) against rank 1
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="compare")
+        diff = app.screen.diff
+        assert diff.a is screen.rank_set.ranks[0].profile and diff.b is screen.rank_set.ranks[1].profile
+        await pilot.press("escape", "up", "space", "down", "m")  # rank 0 marked as A, again against rank 1
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="compare")
+        assert app.screen.diff.a is screen.rank_set.ranks[0].profile
+
+
+def trace_ranks(tmp_path, shifts_ns=(0, 2_500_000)):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    original = orjson.loads((FIXTURES / "triton390_two_streams.chrome_trace").read_bytes())
+    for number, shift in enumerate(shifts_ns):
+        document = dict(original, baseTimeNanoseconds=original["baseTimeNanoseconds"] + shift)
+        (folder / f"job.rank{number}.chrome_trace").write_bytes(orjson.dumps(document))
+    return folder, original
+
+
+@SIZES
+async def test_traces_open_on_one_timeline_grouped_by_rank_their_launches_stepped_across_ranks(tmp_path, size,
+                                                                                               monkeypatch):
+    folder, original = trace_ranks(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    app = rank_set_app(folder)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        timeline = screen.query_one(RanksTimeline)
+        assert timeline.display and screen.focused is timeline
+        assert str(timeline.border_title).startswith("Ranks by clock base: ")
+        assert "clocks aligned by the traces' clock base" in screen.query_one(Summary).text
+        lines = screen_lines(app)
+        headings = [number for number, line in enumerate(lines) if re.match(r"│rank [01] ", line)]
+        assert len(headings) == 2 and lines[headings[0] + 1].startswith("│ CPU Thread 0")
+        first = timeline.selected
+        trace = timeline.trace
+        assert trace.events[first].category == "kernel" and timeline.model.rank_of_lane[trace.events[first].lane] == 0
+        await pilot.press("n")  # the same launch on rank 1: 2.5 ms later by its clock base
+        there = timeline.selected
+        assert trace.events[there].name == trace.events[first].name
+        assert timeline.model.rank_of_lane[trace.events[there].lane] == 1
+        assert trace.events[there].start - trace.events[first].start == pytest.approx(2_500_000)
+        rows = dict(screen.query_one(DetailsPane).rows)
+        assert rows["rank"] == "rank 1" and rows["vs ranks"] == "ended 2.50 ms later than rank 0, the earliest of 2 ranks"
+        await pilot.press("n")  # the kernel's second launch, on rank 0 again
+        assert timeline.model.rank_of_lane[trace.events[timeline.selected].lane] == 0
+        assert dict(screen.query_one(DetailsPane).rows)["launch"].startswith("2 of ")
+        await pilot.press("N", "N")
+        assert timeline.selected == first
+        await pilot.press("x")
+        await pilot.press("enter")  # the name suggested
+        await wait_for(lambda: (tmp_path / "ranks-merged.json").exists(), what="the merged trace")
+        merged = orjson.loads((tmp_path / "ranks-merged.json").read_bytes())
+        data = [event for event in original["traceEvents"] if event["ph"] != "M"]
+        for rank in (0, 1):
+            assert len([event for event in merged["traceEvents"] if event["ph"] != "M"
+                        and event["pid"] // 1000 == rank]) == len(data)
+        await pilot.press("t")  # the tables
+        assert screen.query_one(KernelRankTable).display and not timeline.display
+
+
+def run_on_a_terminal(*args: str, keys: bytes = b"", wait_for_text: str = "") -> tuple[int, str]:
+    """`proton-tui ARGS` on a terminal (100x30, its output and error streams; the TUI draws on the latter): once
+    `wait_for_text` shows, `keys` are typed. Its exit status and all it wrote."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    process = subprocess.Popen([CLI, *args], stdin=follower, stdout=follower, stderr=follower,
+                               env={**os.environ, "TERM": "xterm-256color"})
+    os.close(follower)
+    shown, sent, deadline = b"", False, time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed: the command has ended
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if keys and not sent and wait_for_text.encode() in shown:
+                os.write(leader, keys)
+                sent = True
+        return process.wait(timeout=30), shown.decode(errors="replace")
+    finally:
+        os.close(leader)
+        if process.poll() is None:
+            process.kill()
+
+
+@pytest.mark.parametrize("given", ["folder", "files"])
+def test_view_of_a_folder_or_files_on_a_terminal_opens_the_rank_set(given):
+    paths = [str(H200_RANKS)] if given == "folder" else [str(H200_RANKS / f"ranks.rank{r}.hatchet") for r in (0, 1)]
+    status, shown = run_on_a_terminal("view", *paths, keys=b"q", wait_for_text="Kernels by max/med")
+    assert status == 0 and "ranks from the sidecar" in shown
+
+
+def test_a_broken_rank_capture_on_a_terminal_is_one_line_and_exit_2(tmp_path):
+    folder = tmp_path / "ranks"
+    shutil.copytree(H200_RANKS, folder)
+    (folder / "ranks.rank1.hatchet").write_text('{"frame": ')
+    status, shown = run_on_a_terminal("view", str(folder))
+    after = shown.rsplit("\x1b[?1049l", 1)[-1]  # what follows the TUI giving the terminal back
+    last = re.sub(r"\x1b\[[0-9;?<>]*[A-Za-z]", "", after).replace("\r\n", "\n")
+    assert status == 2 and last.startswith("proton-tui: error: ") and last.count("\n") == 1, shown[-500:]
+    assert "ranks.rank1.hatchet" in last
+    assert "Traceback" not in shown
+
+
+@SIZES
+async def test_as_many_rank_columns_as_the_width_holds(tmp_path, size):
+    folder = tmp_path / "eight"
+    folder.mkdir()
+    for rank in range(8):
+        fixture = "vecadd_fail.hatchet" if rank == 5 else "vecadd_hook.hatchet"
+        shutil.copy(FIXTURES / fixture, folder / f"job.rank{rank}.hatchet")
+    app = rank_set_app(folder)
+    async with app.run_test(size=size) as pilot:
+        screen = await opened(app, pilot)
+        kernels = screen.query_one(KernelRankTable)
+        widths = [column.get_render_width(kernels) for column in kernels.columns.values()]
+        assert sum(widths) <= size[0] and 0 < kernels.rank_columns < 8 if size[0] == 80 else kernels.rank_columns == 8
+        header = " ".join(screen_lines(app)[kernels.region.y + 1].split())
+        assert header.startswith(" ".join(f"r{rank}" for rank in range(kernels.rank_columns)) + " min median max")
+
+
+async def test_traces_without_a_clock_base_are_aligned_by_their_first_events(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for rank in (0, 1):
+        shutil.copy(FIXTURES / "vecadd_trace.chrome_trace", folder / f"job.rank{rank}.chrome_trace")
+    app = rank_set_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        timeline = screen.query_one(RanksTimeline)
+        assert str(timeline.border_title).startswith("Ranks by first events: ")
+        assert "clocks aligned by each rank's first event" in screen.query_one(Summary).text
+        await pilot.press("n")
+        assert dict(screen.query_one(DetailsPane).rows)["vs ranks"].startswith("ended first of the 2 ranks")
