@@ -175,13 +175,20 @@ async def test_cancelling_a_run_task_still_writes_run_json(tmp_path, pidfile):
     plan = plan_run(params)
     task = asyncio.create_task(execute_run(plan))
     child, grandchild = await wait_for_pids(pidfile)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    for _ in range(400):  # the pids are written before "ready" is printed: cancel once the log holds it
+        if (run_dir / "stdout.log").exists() and (run_dir / "stdout.log").read_text() == "ready\n":
+            break
+        await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    (run_dir,) = (tmp_path / "runs").iterdir()
     record = orjson.loads((run_dir / "run.json").read_bytes())
     assert record["verdict"] == "cancelled" and (run_dir / "stdout.log").read_text() == "ready\n"
-    await asyncio.sleep(0.2)
+    for _ in range(200):  # the process group is ended; a loaded machine may take a moment to reap it
+        if not running(child) and not running(grandchild):
+            break
+        await asyncio.sleep(0.05)
     assert not running(child) and not running(grandchild)
 
 
