@@ -39,6 +39,7 @@ from proton_tui.engine.probe import ProbeError
 from proton_tui.tui.messages import ShowRunLog
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.rows import Rows
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.formatting import counted
@@ -79,9 +80,8 @@ class DoctorScreen(JobScreen):
 
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel"),
-        Binding("b,escape", "back", "Back"),
+        Binding("escape,q,b", "back", "Back"),
         Binding("enter,l", "open_log", "Cell's log"),
-        Binding("f1", "app.help", "Help"),
     ]
 
     CANCEL_NOTICE = "Cancelling: ending every cell's process group…"
@@ -114,7 +114,7 @@ class DoctorScreen(JobScreen):
                                id="doctor-facts-pane")  # focusable: every fact reachable by its keys
         facts.border_title = "Environment"
         yield facts
-        table = DataTable(id="doctor-table", cursor_type="row", zebra_stripes=True)
+        table = Rows(id="doctor-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "Expected (the version's rules) against proved (a capture each)"
         yield table
         yield VerticalScroll(Static(id="doctor-detail"), id="doctor-detail-pane")

@@ -69,7 +69,7 @@ class ProfileScreen(FilterAndSearch, Screen):
 
     BINDINGS = [
         Binding("q", "back", "Back"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit", show=False),
         Binding("b", "back", "Back", show=False),
         Binding("f", "filter", "Filter"),
         Binding("slash", "search", "Search"),
@@ -82,7 +82,6 @@ class ProfileScreen(FilterAndSearch, Screen):
         Binding("m", "compare", "Compare"),
         Binding("l", "log", "Run log"),
         Binding("f4", "runs", "Runs"),
-        Binding("f1,question_mark", "app.help", "Help"),
     ]
 
     KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "later_launch", "next_straggler", "toggle_group",
