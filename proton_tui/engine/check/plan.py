@@ -21,7 +21,7 @@ from proton_tui.engine.params import (
 )
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
-from proton_tui.engine.rules import Finding, check_rules, resolve_backend, version_between
+from proton_tui.engine.rules import Finding, check_rules, cli_words, resolve_backend, version_between
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.engine.session import RunPlan
 from proton_tui.engine.sizes import CHECK_SIZE, CPU_ITERS, CPU_SIZE, GPU_ITERS
@@ -139,13 +139,13 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
     if info.triton_version is None or info.torch_version is None:
         missing = "triton" if info.triton_version is None else "torch"
         error = info.triton_error if info.triton_version is None else info.torch_error
-        raise CheckError(f"{missing} does not import in {python}: {error}; the payload needs torch and triton "
-                         "(--python names another interpreter)")
+        raise CheckError(cli_words(f"{missing} does not import in {python}: {error}; the payload needs torch and "
+                                   "triton («python» names another interpreter)"))
     if cpu:
         indices = list(range(count))
     elif not info.gpu_count:
-        raise NoGpuError(f"{python} sees no GPU (torch.cuda.is_available() is False there): nothing to check; "
-                         "--cpu runs the interpreter check instead")
+        raise NoGpuError(cli_words(f"{python} sees no GPU (torch.cuda.is_available() is False there): nothing to "
+                                   "check; «check cpu» runs the interpreter check instead"))
     else:
         indices = wanted if wanted is not None else list(range(info.gpu_count))
         for index in indices:

@@ -36,6 +36,7 @@ from proton_tui.engine.doctor import (
 )
 from proton_tui.engine.params import ParamError
 from proton_tui.engine.probe import ProbeError
+from proton_tui.engine.rules import tui_words
 from proton_tui.tui.messages import ShowRunLog
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
@@ -186,7 +187,7 @@ class DoctorScreen(JobScreen):
             word, style = STATE_STYLES.get(fact.state, (fact.state, ""))
             grid.add_row(Text(word, style=style), Text(printable(fact.name)), Text(printable(fact.value)))
             if fact.remedy:
-                grid.add_row("", "", Text("→ " + printable(fact.remedy), style="italic"))
+                grid.add_row("", "", Text("→ " + printable(tui_words(fact.remedy)), style="italic"))
         self.query_one("#doctor-facts", Static).update(grid)
 
     def add_row(self, result: CellResult) -> None:
@@ -225,11 +226,11 @@ class DoctorScreen(JobScreen):
             return
         text = Text(printable(result.cell.key), style="bold")
         if result.cell.expected == "refused":
-            text.append(" refused by the rules, not run: " + printable("; ".join(result.cell.reasons)))
+            text.append(" refused by the rules, not run: " + printable(tui_words("; ".join(result.cell.reasons))))
         elif result.proved:
             text.append(f" {printable(result.said)}")
             if result.remedy:
-                text.append(f"\n→ {printable(result.remedy)}", style="italic")
+                text.append(f"\n→ {printable(tui_words(result.remedy))}", style="italic")
             if result.run_dir:
                 text.append("  (Enter: its log)", style="dim")
         detail.update(text)

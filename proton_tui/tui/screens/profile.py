@@ -59,8 +59,8 @@ STILL_READING_EVERY_S = 2.0  # how often a key pressed while the capture is read
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
     "Common causes: the instrumentation backend on a kernel without proton.language scopes; roctracer pinned with "
-    "-b under Proton's CLI on Triton ≤ 3.7 (use env mode); TRITON_PROTON_DISABLE=1; a script that launched no GPU "
-    "kernel."
+    "-b under Proton's command line, which starts it before the HIP runtime (Mode env records it); "
+    "TRITON_PROTON_DISABLE=1; a script that launched no GPU kernel."
 )
 
 
