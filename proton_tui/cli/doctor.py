@@ -15,6 +15,7 @@ import typer
 from proton_tui.cli.common import (
     OutputOption,
     PythonOption,
+    command,
     fail,
     print_report,
     run_until_signalled,
@@ -37,13 +38,13 @@ Exit codes:
 
 def register(app: typer.Typer) -> None:
     """Add the ``doctor`` command to ``app``."""
-    app.command("doctor", help=HELP)(doctor)
+    command(app, "doctor", doctor, help=HELP)
 
 
 def doctor(
     python: PythonOption = None,
     gpu: Annotated[str, typer.Option(
-        "--gpu", help="The GPU every cell runs on (an index the interpreter sees).")] = "0",
+        "--gpu", metavar="INTEGER", help="The GPU every cell runs on (an index the interpreter sees).")] = "0",
     backend: Annotated[Optional[str], typer.Option(
         "--backend", help="Only this backend's cells (auto, cupti, roctracer, rocprofiler, instrumentation).",
         show_default=False)] = None,
@@ -52,9 +53,10 @@ def doctor(
     mode: Annotated[Optional[str], typer.Option(
         "--mode", help="Only this mode's cells (cli, env).", show_default=False)] = None,
     jobs: Annotated[Optional[str], typer.Option(
-        "--jobs", help="Cells captured at once, at most 64. (default: the CPU count, at most 16)",
+        "--jobs", metavar="INTEGER", help="Cells captured at once, at most 64. (default: the CPU count, at most 16)",
         show_default=False)] = None,
-    timeout: Annotated[str, typer.Option("--timeout", help="End a cell's run after this many seconds.")] = "180",
+    timeout: Annotated[str, typer.Option("--timeout", metavar="SECONDS",
+                                         help="End a cell's run after this many seconds.")] = "180",
     output: OutputOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout (docs/json.md); progress goes to stderr.")] = False,
