@@ -60,6 +60,8 @@ def doctor(
     output: OutputOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout (docs/json.md); progress goes to stderr.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Print each cell's command line as it starts (else in the cell's run.json).")] = False,
 ) -> None:
     from proton_tui.engine.doctor import format_report, plan_doctor
     from proton_tui.engine.params import ParamError
@@ -72,22 +74,23 @@ def doctor(
     except (ParamError, ProbeError) as error:
         fail(str(error))
     writable_output(output or DEFAULT_OUTPUT)
-    print_report(_execute(plan), format_report, as_json)
+    print_report(_execute(plan, verbose), format_report, as_json)
 
 
-def _execute(plan):
+def _execute(plan, verbose: bool = False):
     """Run the cells on a fresh event loop, a line on stderr as each starts and ends; Ctrl-C (or SIGTERM) ends every
     run's process group."""
-    from proton_tui.engine.doctor import execute_doctor
+    from proton_tui.engine.doctor import execute_doctor, plan_line
 
     err = sys.stderr
     running = sum(cell.expected == "works" for cell in plan.cells)
     where = f"GPU {plan.gpu}" if plan.has_gpu else "the Triton interpreter (no GPU)"
-    say(f"doctor: {running} of {len(plan.cells)} cells to run on {where}, {plan.jobs} at once\n", err)
+    say(plan_line(running, len(plan.cells), plan.jobs, where) + "\n", err)
     done = 0
 
     def show_start(cell, run_dir: Path, command) -> None:
-        say(f"[{cell.key}] $ {command.display()}\n", err)
+        if verbose:  # else in the cell's run.json
+            say(f"[{cell.key}] $ {command.display()}\n", err)
 
     def show_done(result) -> None:
         nonlocal done

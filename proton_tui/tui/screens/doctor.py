@@ -28,6 +28,7 @@ from proton_tui.engine.doctor import (
     DoctorPlan,
     DoctorReport,
     Fact,
+    at_once,
     cell_cells,
     execute_doctor,
     not_run,
@@ -254,8 +255,9 @@ class DoctorScreen(JobScreen):
         failed = sum(1 for result in self.results.values() if result.failed)
         state = "cancelling" if self.stop.is_set() else "running"
         where = f"GPU {self.plan.gpu}" if self.plan.has_gpu else "the Triton interpreter (no GPU)"
-        return (f"{state}  ·  {elapsed:.1f} s  ·  {done} of {counted(len(running), 'cell')} proved on {where}, "
-                f"{self.plan.jobs} at once  ·  {failed} failed")
+        together = at_once(self.plan.jobs, len(running))
+        return (f"{state}  ·  {elapsed:.1f} s  ·  {done} of {counted(len(running), 'cell')} proved on {where}"
+                + (f", {together}" if together else "") + f"  ·  {failed} failed")
 
     # ---- message handlers ---------------------------------------------------------------------------------------
     def on_doctor_planned(self, message: DoctorPlanned) -> None:
