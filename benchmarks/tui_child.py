@@ -8,7 +8,7 @@ viewer as the command does (the TUI imported meanwhile) and opens it
 headless with Textual's `App.run_test(size=(120, 40))`: its first screen says the capture is being read and then
 finishes the load. Waits for the table to paint, presses `down` and, once it has been handled and repainted,
 prints `INTERACTIVE` on stdout (the parent times spawn -> that line). Then it times `enter` on a collapsed scope,
-`e` (expand all) and `k` (kernel summary) and prints one JSON line of phase times (seconds since this script
+`e` (expand all) and `K` (kernel summary) and prints one JSON line of phase times (seconds since this script
 started) and ru_maxrss. Waiting is done without sleeps (see `settled`). With --profile, cProfile covers everything
 up to INTERACTIVE and the stats go to OUT.prof.
 """
@@ -147,7 +147,7 @@ def main() -> int:
         out["enter_rows_added"] = len(table.model.rows) - before
         out["key_expand_all"] = await key(pilot, "e")
         out["rows_expanded_all"] = len(table.model.rows)
-        out["key_summary"] = await key(pilot, "k")
+        out["key_summary"] = await key(pilot, "K")
         out["summary_rows"] = len(table.model.rows)
         failed = getattr(app, "_exception", None)
         if failed is not None or not table.show_kernels:  # the app crashed: that time is not a keypress's

@@ -10,14 +10,18 @@ import typer
 from typer._click.exceptions import ClickException
 
 from proton_tui.cli import check, diff, doctor, run, view
-from proton_tui.cli.common import OutputOption, PythonOption
+from proton_tui.cli.common import OutputOption, PythonOption, paragraphs
 from proton_tui.console import error_line
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="Capture a Triton kernel with Proton and explore where GPU time goes.",
+    help=paragraphs("""Capture a Triton kernel with Proton and explore where GPU time goes.
+
+    With no command, proton-tui opens the TUI: the form of a new capture (the payload's and Proton's parameters),
+    its run, the capture's table, flame view and timeline, the box check and the doctor. Each command below does
+    one of those from the command line."""),
 )
 
 

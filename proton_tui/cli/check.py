@@ -14,6 +14,7 @@ from proton_tui.cli.common import (
     OutputOption,
     PythonOption,
     ReportDirOption,
+    command,
     fail,
     print_report,
     run_until_signalled,
@@ -26,33 +27,35 @@ from proton_tui.engine.rundir import DEFAULT_OUTPUT
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
-    app.command("check")(check)
+    command(app, "check", check)
 
 
 def check(
     python: PythonOption = None,
     gpus: Annotated[Optional[str], typer.Option(
-        "--gpus", help="Check only these GPUs: 0,1. (default: every visible GPU)", show_default=False)] = None,
+        "--gpus", metavar="LIST",
+        help="Check only these GPUs: 0,1. (default: every visible GPU)", show_default=False)] = None,
     size: Annotated[Optional[str], typer.Option(
-        "--size", help="Elements per vector (1M, 2^28, …). (default: 2^28 on GPU, 4096 with --cpu)",
+        "--size", metavar="SIZE", help="Elements per vector (1M, 2^28, …). (default: 2^28 on GPU, 4096 with --cpu)",
         show_default=False)] = None,
     iters: Annotated[Optional[str], typer.Option(
-        "--iters", help="Timed launches after the first. (default: 20 on GPU, 2 with --cpu)",
+        "--iters", metavar="INTEGER", help="Timed launches after the first. (default: 20 on GPU, 2 with --cpu)",
         show_default=False)] = None,
     profile: Annotated[Optional[bool], typer.Option(
         "--profile/--no-profile", help="A Proton capture per GPU (kernel time, GB/s and % of peak from it). "
                                        "(default: on; off with --cpu)", show_default=False)] = None,
     output: OutputOption = DEFAULT_OUTPUT,
     min_fraction: Annotated[str, typer.Option(
-        "--min-fraction", help="Flag a GPU below this fraction of the median GB/s.")] = "0.9",
+        "--min-fraction", metavar="NUMBER", help="Flag a GPU below this fraction of the median GB/s.")] = "0.9",
     cpu: Annotated[bool, typer.Option(
         "--cpu", help="No GPU needed: run the payload through the Triton interpreter instead.")] = False,
     jobs: Annotated[Optional[str], typer.Option(
-        "--jobs", help="With --cpu: how many interpreter runs at once. (default: 1)", show_default=False)] = None,
+        "--jobs", metavar="INTEGER",
+        help="With --cpu: how many interpreter runs at once. (default: 1)", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout; live output goes to stderr.")] = False,
     timeout: Annotated[str, typer.Option(
-        "--timeout", help="End a GPU's run after this many seconds (0: no limit).")] = "600",
+        "--timeout", metavar="SECONDS", help="End a GPU's run after this many seconds (0: no limit).")] = "600",
     report_dir: ReportDirOption = None,
     inject_bug: Annotated[Optional[str], typer.Option("--inject-bug", hidden=True)] = None,
     payload: Annotated[Optional[Path], typer.Option("--payload", hidden=True)] = None,

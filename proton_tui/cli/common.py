@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from proton_tui.console import error_line, printable
 from proton_tui.engine.params import PARAMS
@@ -19,6 +20,37 @@ if TYPE_CHECKING:
     from proton_tui.hatchet import Profile
     from proton_tui.view.filters import ViewFilter
     from proton_tui.view.names import Names
+
+# What an option that takes a number (or a list of them) shows in --help instead of Typer's `<str>`: the options are
+# read as text so that a bad value is this program's one-line error.
+METAVARS = {"--size": "SIZE", "--iters": "INTEGER", "--block-size": "INTEGER", "--timeout": "SECONDS",
+            "--warps": "LIST", "--buffer-size": "SIZE", "--device": "INDEX|auto|cpu"}
+
+
+class Command(TyperCommand):
+    """A command whose usage line names its arguments as written (`FILE`, not Typer's `{file}`)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
+
+
+def paragraphs(text: str) -> str:
+    """A help text as paragraphs that Rich wraps to the terminal: the lines of each paragraph joined, a paragraph
+    whose lines are indented (a list) kept as written."""
+    import inspect
+
+    kept = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.splitlines()
+        kept.append(paragraph if any(line.startswith(" ") for line in lines) else " ".join(paragraph.split()))
+    return "\n\n".join(kept)
+
+
+def command(app: typer.Typer, name: str, function: Callable, help: str | None = None, **settings) -> None:
+    """Add `function` as command `name`: its help (else its docstring) as paragraphs, its usage line plain."""
+    app.command(name, cls=Command, help=paragraphs(help or function.__doc__ or ""), **settings)(function)
+
 
 def _interpreter(value: str | None) -> str | None:
     if value is not None and not value.strip():

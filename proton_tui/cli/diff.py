@@ -13,6 +13,7 @@ from proton_tui.cli.common import (
     IncludeOption,
     NamesOption,
     RawNamesOption,
+    command,
     fail,
     load_scoped,
     names_for,
@@ -23,7 +24,7 @@ from proton_tui.cli.common import (
 
 def register(app: typer.Typer) -> None:
     """Add the ``diff`` command to ``app``."""
-    app.command("diff")(diff)
+    command(app, "diff", diff)
 
 
 def diff(

@@ -16,6 +16,7 @@ from proton_tui.cli.common import (
     OutputOption,
     PythonOption,
     ReportDirOption,
+    command,
     fail,
     print_report,
     run_until_signalled,
@@ -39,13 +40,13 @@ Exit codes:
 
 def register(app: typer.Typer) -> None:
     """Add the ``doctor`` command to ``app``."""
-    app.command("doctor", help=HELP)(doctor)
+    command(app, "doctor", doctor, help=HELP)
 
 
 def doctor(
     python: PythonOption = None,
     gpu: Annotated[str, typer.Option(
-        "--gpu", help="The GPU every cell runs on (an index the interpreter sees).")] = "0",
+        "--gpu", metavar="INTEGER", help="The GPU every cell runs on (an index the interpreter sees).")] = "0",
     backend: Annotated[Optional[str], typer.Option(
         "--backend", help="Only this backend's cells (auto, cupti, roctracer, rocprofiler, instrumentation).",
         show_default=False)] = None,
@@ -54,13 +55,16 @@ def doctor(
     mode: Annotated[Optional[str], typer.Option(
         "--mode", help="Only this mode's cells (cli, env).", show_default=False)] = None,
     jobs: Annotated[Optional[str], typer.Option(
-        "--jobs", help="Cells captured at once, at most 64. (default: the CPU count, at most 16)",
+        "--jobs", metavar="INTEGER", help="Cells captured at once, at most 64. (default: the CPU count, at most 16)",
         show_default=False)] = None,
-    timeout: Annotated[str, typer.Option("--timeout", help="End a cell's run after this many seconds.")] = "180",
+    timeout: Annotated[str, typer.Option("--timeout", metavar="SECONDS",
+                                         help="End a cell's run after this many seconds.")] = "180",
     output: OutputOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the report as JSON on stdout (docs/json.md); progress goes to stderr.")] = False,
     report_dir: ReportDirOption = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Print each cell's command line as it starts (else in the cell's run.json).")] = False,
 ) -> None:
     from proton_tui.engine.doctor import format_report, plan_doctor
     from proton_tui.engine.params import ParamError
@@ -75,22 +79,23 @@ def doctor(
     writable_output(output or DEFAULT_OUTPUT)
     if report_dir is not None:
         writable_output(report_dir, "--report-dir")
-    print_report(to_fleet(_execute(plan), report_dir), format_report, as_json)
+    print_report(to_fleet(_execute(plan, verbose), report_dir), format_report, as_json)
 
 
-def _execute(plan):
+def _execute(plan, verbose: bool = False):
     """Run the cells on a fresh event loop, a line on stderr as each starts and ends; Ctrl-C (or SIGTERM) ends every
     run's process group."""
-    from proton_tui.engine.doctor import execute_doctor
+    from proton_tui.engine.doctor import execute_doctor, plan_line
 
     err = sys.stderr
     running = sum(cell.expected == "works" for cell in plan.cells)
     where = f"GPU {plan.gpu}" if plan.has_gpu else "the Triton interpreter (no GPU)"
-    say(f"doctor: {running} of {len(plan.cells)} cells to run on {where}, {plan.jobs} at once\n", err)
+    say(plan_line(running, len(plan.cells), plan.jobs, where) + "\n", err)
     done = 0
 
     def show_start(cell, run_dir: Path, command) -> None:
-        say(f"[{cell.key}] $ {command.display()}\n", err)
+        if verbose:  # else in the cell's run.json
+            say(f"[{cell.key}] $ {command.display()}\n", err)
 
     def show_done(result) -> None:
         nonlocal done

@@ -12,8 +12,10 @@ import typer
 from typer.models import OptionInfo
 
 from proton_tui.cli.common import (
+    METAVARS,
     OutputOption,
     PythonOption,
+    command,
     fail,
     names_for,
     run_until_signalled,
@@ -32,7 +34,7 @@ KERNEL_ROWS = 10
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to ``app``."""
-    app.command("run", options_metavar="[OPTIONS] [-- COMMAND [ARGS]...]")(run)
+    command(app, "run", run, options_metavar="[OPTIONS] [-- COMMAND [ARGS]...]")
 
 
 def split_command(args: list[str]) -> tuple[list[str], list[str] | None]:
@@ -48,7 +50,7 @@ def split_command(args: list[str]) -> tuple[list[str], list[str] | None]:
 def option(field: str, **extra) -> OptionInfo:
     """The option of run parameter `field`: its flag and help from the parameter table (`PARAMS`)."""
     param = PARAMS[field]
-    return typer.Option(param.flag, help=param.cli_help, **extra)
+    return typer.Option(param.flag, help=param.cli_help, metavar=METAVARS.get(param.flag), **extra)
 
 
 def default(field: str) -> str:

@@ -14,6 +14,7 @@ from proton_tui.cli.common import (
     IncludeOption,
     NamesOption,
     RawNamesOption,
+    command,
     fail,
     load,
     names_for,
@@ -26,21 +27,25 @@ LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read
 
 def register(app: typer.Typer) -> None:
     """Add the ``view`` command to ``app``."""
-    app.command("view")(view)
+    command(app, "view", view)
 
 
 def view(
     files: Annotated[list[Path], typer.Argument(
-        help="A Proton capture: .hatchet, or .hatchet_msgpack (Triton >= 3.7); a folder of rank captures, or several "
-        "captures (one per rank), is a rank set.", show_default=False, metavar="FILE...")],
+        metavar="FILE...", help="A Proton capture: .hatchet, .hatchet_msgpack (Triton >= 3.7) or .chrome_trace (a "
+        "trace: its lanes on a timeline); a folder of rank captures (one per rank, as run -- torchrun writes) or "
+        "several captures (one per rank) is a rank set; a folder of check --report-dir reports is a fleet.",
+        show_default=False)],
     plain: Annotated[bool, typer.Option("--plain", help="Print the tree as text (the default when piped).")] = False,
     kernels: Annotated[bool, typer.Option("--kernels", help="Print the flat kernel summary as text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics and kernel summaries as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the kernel summary as CSV.")] = False,
-    depth: Annotated[Optional[str], typer.Option("--depth", help="Tree: show nodes down to this depth.",
+    depth: Annotated[Optional[str], typer.Option("--depth", metavar="INTEGER",
+                                                 help="Tree: show nodes down to this depth.",
                                                  show_default=False)] = None,
     threshold: Annotated[Optional[str], typer.Option(
-        "--threshold", help="Tree: hide nodes under this % of the total.", show_default=False)] = None,
+        "--threshold", metavar="PERCENT",
+        help="Tree: hide nodes under this % of the total.", show_default=False)] = None,
     include: IncludeOption = None,
     exclude: ExcludeOption = None,
     sort: Annotated[str, typer.Option(
@@ -54,14 +59,19 @@ def view(
         bool, typer.Option("--show-internal", help="Keep Proton's internal __proton_launch_metadata frames.")
     ] = False,
     sm_clock_khz: Annotated[Optional[str], typer.Option(
-        "--sm-clock-khz", help="Instrumentation traces: the SM clock in kHz (a .hatchet's device_info clock_rate, "
+        "--sm-clock-khz", metavar="INTEGER",
+        help="Instrumentation traces: the SM clock in kHz (a .hatchet's device_info clock_rate, "
         "1980000 on an H200), to show cycles as time too.", show_default=False)] = None,
     export: Annotated[
         Optional[Path],
         typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file."),
     ] = None,
 ) -> None:
-    """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV."""
+    """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV.
+
+    FILE is a tree (.hatchet, .hatchet_msgpack), a trace (.chrome_trace: its lanes on a timeline, their busy time
+    and idle gaps as text), a folder of rank captures or several captures (one per rank: the ranks side by side, the
+    slowest named), or a folder of check and doctor reports (a fleet, as check --report-dir writes them)."""
     from proton_tui.console import size_text
     from proton_tui.output.csv_tables import kernel_csv
     from proton_tui.output.document import json_text, summary_json

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from proton_tui.engine.rules import cli_words
 from proton_tui.engine.runner import ProcessResult
 from proton_tui.records import Outcome, OutputSignals  # noqa: F401  (Outcome: the words a run ends with)
 
@@ -24,13 +25,13 @@ INSTRUMENTATION_SIGFPE = ("SIGFPE: under the instrumentation backend Proton dies
                           "without proton.language scopes is launched after a scoped one (seen with Triton 3.6.0 and "
                           "3.7.1); launch only scoped kernels while it profiles, or the others first")
 ARGPARSE_ERROR = re.compile(r"^(?P<prog>[\w.-]+): error: (?P<message>.+)$")
-NO_DRIVER_HINT = ("Triton found no GPU driver: Proton needs a GPU; --no-profile runs the payload alone through "
-                  "the Triton interpreter")
+NO_DRIVER_HINT = cli_words("Triton found no GPU driver: Proton needs a GPU; «no-profile» runs the payload alone "
+                           "through the Triton interpreter")
 EMPTY_CAPTURE_HINTS = {
     "instrumentation": "the instrumentation backend records only proton.language scopes: a plain kernel yields "
                        "an empty tree",
-    "roctracer": "a pinned roctracer records nothing unless it starts after the HIP runtime: use --mode env or "
-                 "--backend auto",
+    "roctracer": cli_words("a pinned roctracer records nothing unless it starts after the HIP runtime: use «mode env» "
+                           "or «backend auto»"),
     None: "no kernel reached the profiler: check that the payload ran on the GPU Proton watches",
 }
 LIBRARY_REMEDY = ("Proton dlopens the unversioned library name; some images (ROCm from Python wheels) ship only the "
@@ -186,5 +187,5 @@ def stream_hints(classifier: OutputClassifier) -> tuple[str, ...]:
     if signals.dropped_events:
         warps = "1 warp" if signals.dropped_events == 1 else f"{signals.dropped_events:,} warps"
         hints.append(f"{warps} lost events: Proton's instrumentation buffer was too small for what they recorded "
-                     "(give --buffer-size more bytes, or 0 to let Proton size it)")
+                     + cli_words("(give «buffer size» more bytes, or 0 to let Proton size it)"))
     return tuple(hints)

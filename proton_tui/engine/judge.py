@@ -14,13 +14,14 @@ from proton_tui.engine.classify import (
     stream_hints,
 )
 from proton_tui.engine.ranks import ended_text
+from proton_tui.engine.rules import cli_words
 from proton_tui.engine.runner import ProcessResult
 from proton_tui.records import Outcome, RankRecord
 from proton_tui.view.formatting import counted
 
 NO_DRIVER = "0 active drivers"
-NO_GPU_HINT = ("Triton found no GPU driver in the workload's processes: Proton profiles only on a GPU; --no-profile "
-               "runs the command alone")
+NO_GPU_HINT = cli_words("Triton found no GPU driver in the workload's processes: Proton profiles only on a GPU; "
+                        "«no-profile» runs the command alone")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ PAYLOAD_WARPS = 4  # warps per CTA of the payload's kernel: Triton's default num
 PAYLOAD_WARP_BYTES = 64
 
 
-# How a finding's advice names each option: on the command line, and on the TUI's launch form.
+# How advice names each option: on the command line, and in the TUI (the launch form's controls, a screen's keys).
 OPTION_NAMES = {
     "python": ("--python", "the Interpreter field"),
     "device": ("--device", "Device"),
@@ -42,8 +42,26 @@ OPTION_NAMES = {
     "no-profile": ("--no-profile", "'profile with Proton' switched off"),
     "no-hook": ("--no-hook", "'triton hook' switched off"),
     "cpu check": ("proton-tui check --cpu", "the CPU check (F2)"),
+    "check cpu": ("--cpu", "the key c"),
+    "timeout": ("--timeout", "the command line's doctor, which takes a longer time limit"),
 }
 OPTION = re.compile("«([^»]+)»")
+# The command line's words for each option, longest first: the TUI shows advice in its own words (`tui_words`).
+CLI_WORDS = sorted(((cli, tui) for cli, tui in OPTION_NAMES.values()), key=lambda pair: -len(pair[0]))
+
+
+def cli_words(text: str) -> str:
+    """Advice written with «option» names, as the command line words it (what records and the CLI keep)."""
+    return OPTION.sub(lambda found: OPTION_NAMES[found[1]][0], text)
+
+
+def tui_words(text: str) -> str:
+    """Advice as the TUI words it: «option» names, and the command line's words for them (advice read back from a
+    record or made by the core), become the TUI's controls."""
+    text = OPTION.sub(lambda found: OPTION_NAMES[found[1]][1], text)
+    for cli, tui in CLI_WORDS:
+        text = text.replace(cli, tui)
+    return text
 
 
 @dataclass(frozen=True)
@@ -61,11 +79,11 @@ class Finding:
 
     @property
     def message(self) -> str:
-        return OPTION.sub(lambda found: OPTION_NAMES[found[1]][0], self.text)
+        return cli_words(self.text)
 
     @property
     def form_message(self) -> str:
-        return OPTION.sub(lambda found: OPTION_NAMES[found[1]][1], self.text)
+        return tui_words(self.text)
 
 
 def resolve_backend(backend: str, info: InterpreterInfo) -> str | None:
@@ -135,10 +153,12 @@ def _profiler_rules(params: RunParams, info: InterpreterInfo, environ: Mapping[s
                                        f"whose Proton rejects it (argparse invalid choice) before the payload "
                                        f"runs; use «backend auto»"))
     if backend == "roctracer" and params.mode == "cli":
-        found.append(Finding("refuse", "backend roctracer in cli mode is refused: Proton's CLI starts the HIP "
-                                       "runtime only when -b is omitted, so on Triton <= 3.7 a pinned roctracer "
-                                       "records an empty tree and still exits 0; use «mode env» (the payload "
-                                       "drives Proton) or «backend auto»"))
+        whose = f"Triton {triton}'s Proton command line" if triton is not None else "Proton's command line"
+        found.append(Finding("refuse", f"backend roctracer in cli mode is refused: {whose} starts the HIP runtime "
+                                       "only when -b is omitted, so a pinned roctracer starts before it, records "
+                                       "an empty tree and still exits 0 (refused on every Triton version: none "
+                                       "of their command lines starts it after the runtime); use «mode env» "
+                                       "(the payload drives Proton) or «backend auto»"))
     if under_rocprofv3(environ) and backend != "instrumentation":
         found.append(Finding("refuse", "running under rocprofv3: Proton's AMD backends and rocprofv3 both "
                                        "intercept HSA queues; run outside rocprofv3, or use "
@@ -188,9 +208,10 @@ def _instrumentation_rules(params: RunParams, info: InterpreterInfo) -> list[Fin
                                   "instrumentation backend only: use «backend instrumentation»")]
     found = []
     if params.granularity != "warp":
-        found.append(Finding("refuse", f"granularity {params.granularity}: Proton compiles only granularity warp "
-                                       "(\"granularity must be warp for now\", Triton 3.6.0 and 3.7.1 on an H200); use "
-                                       "«granularity warp»"))
+        whose = f"Triton {info.triton_version}'s Proton" if info.triton_version is not None else "Proton"
+        found.append(Finding("refuse", f"granularity {params.granularity}: {whose} compiles only granularity warp "
+                                       "(\"granularity must be warp for now\", in 3.6.0, 3.7.1 and 3.9.0 alike: "
+                                       "refused on every Triton version); use «granularity warp»"))
     if params.mode == "cli" and info.triton_version is not None and not info.triton_at_least(MODE_FLAG_SINCE):
         found.append(Finding("refuse", f"Proton's command line in Triton {info.triton_version} ignores -m (it parses "
                                        f"it and does not pass it on before {MODE_FLAG_SINCE}): warp sampling and "

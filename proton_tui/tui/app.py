@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.screen import Screen
 
@@ -23,6 +22,7 @@ from proton_tui.tui.dialogs.help import HelpScreen
 from proton_tui.tui.messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.screens.profile import ProfileScreen
+from proton_tui.tui.widgets.key_bar import HELP, QUIT
 
 # How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
 # needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
@@ -50,7 +50,7 @@ class ProtonApp(App):
 
     CSS_PATH = Path(__file__).with_name("proton_tui.tcss")
     TITLE = "proton-tui"
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
+    BINDINGS = [QUIT, HELP]
 
     def __init__(self, profile: Profile | None = None, python: str | None = None, output: Path | None = None,
                  opening: Opening | None = None) -> None:

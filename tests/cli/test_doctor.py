@@ -144,7 +144,7 @@ def test_paths_with_control_bytes_reach_the_terminal_escaped(tmp_path, monkeypat
 
     monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     out = tmp_path / "runs\x1b[31mred"
-    result = CliRunner().invoke(app, ["doctor", "--python", sys.executable, "--backend", "cupti", "--context",
+    result = CliRunner().invoke(app, ["doctor", "-v", "--python", sys.executable, "--backend", "cupti", "--context",
                                       "shadow", "--mode", "cli", "--output", str(out)])
     assert "$ env " in result.stderr and "-n " in result.stderr
     assert "\x1b" not in result.stderr and "\x1b" not in result.stdout and "\\x1b[31mred" in result.stderr
@@ -163,3 +163,16 @@ def test_a_stop_after_the_last_cell_finished_cancels_nothing(tmp_path):
     report = asyncio.run(execute_doctor(plan, stop=stop, on_done=lambda result: stop.set()))
     assert stop.is_set() and not report.cancelled and report.exit_code == NO_GPU_EXIT
     assert report.verdict() == "no GPU: profiling not checked; the interpreter check passed"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(has_gpu, reason="this machine has a GPU: the no-GPU path does not apply")
+def test_the_text_report_shows_the_table_and_failures_and_the_commands_only_with_verbose(tmp_path):
+    """Without -v no cell's command line is printed (each is in its cell's run.json); the first line counts the
+    cells as they are: one cell, so nothing about how many run at once."""
+    quiet = doctor("--jobs", "2", "--output", "runs", cwd=tmp_path)
+    assert quiet.returncode == NO_GPU_EXIT, quiet.stderr
+    assert quiet.stderr.startswith("doctor: 1 cell to run on the Triton interpreter (no GPU)\n"), quiet.stderr
+    assert "$ " not in quiet.stderr and "at once" not in quiet.stderr
+    loud = doctor("-v", "--jobs", "2", "--output", "runs", cwd=tmp_path)
+    assert "[cpu-check] $ " in loud.stderr and loud.stdout.replace(str(tmp_path), "").count("doctor folder") == 1

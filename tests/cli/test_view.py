@@ -382,3 +382,11 @@ def test_milliseconds_in_the_metrics_summary_are_the_exact_decimal():
     assert repr(document["metrics_summary"]["proton_gpu_time_ms"]) == "39.661509"
     top_ns = document["kernels"][0]["value"]
     assert document["metrics_summary"]["proton_top_kernel_ms"] == top_ns / 10**6
+
+
+def test_json_milliseconds_are_the_exact_decimal_of_the_integer_nanoseconds():
+    """A real capture (vecadd on an H200): 39,661,509 ns in all is written 39.661509 ms, as the text says it."""
+    done = run_cli("view", "--json", str(capture_path("vecadd_hook")))
+    summary = json.loads(done.stdout)["metrics_summary"]
+    assert '"proton_gpu_time_ms": 39.661509,' in done.stdout and summary["proton_gpu_time_ms"] == 39.661509
+    assert json.loads(done.stdout)["total"] == 39661509

@@ -131,7 +131,7 @@ def test_view_of_a_large_capture_then_of_a_broken_one(tmp_path):
         term.wait_for(lambda s: f"Reading {capture} (86 MB)…" in s, 30, "the viewer reading the capture")
         screen = term.wait_for(lambda s: s if "GPU time" in s and "step_" in s else None, 60, "the table")
         assert re.search(r"^\s*name\s.*time", screen, re.M), screen
-        term.keys("k")
+        term.keys("K")
         term.wait_for(lambda s: re.search(r"^\s*kernel\s", s, re.M), 15, "the kernel summary")
         term.keys("q")
         code = exit_status(term, rc_file, 30, "q")

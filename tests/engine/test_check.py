@@ -606,3 +606,19 @@ def test_a_write_that_fails_leaves_nothing_partial(tmp_path):
     with pytest.raises(OSError):
         write_check(tmp_path / CHECK_JSON, record)
     assert [path.name for path in tmp_path.iterdir()] == [CHECK_JSON]
+
+
+
+def test_the_json_threshold_is_the_exact_product_not_float_noise():
+    """A real record (two H200s, one slowed): the flag threshold that check --json prints is median × min_fraction
+    as written (3300.45 × 0.9 = 2970.405), where the float product is 2970.4049999999997."""
+    import json as json_module
+
+    from proton_tui.engine.history import stored_runs
+    from tests.helpers import FIXTURES
+
+    (entry,) = [entry for entry in stored_runs(FIXTURES / "gpu_checks") if entry.kind == "check"]
+    report = entry.check_report()
+    assert report.median_gbps * report.min_fraction == 2970.4049999999997
+    text = json_module.dumps(report.to_json())
+    assert '"threshold_gbps": 2970.405,' in text and '"median_gbps": 3300.45,' in text

@@ -259,7 +259,7 @@ SAMPLED = "default:sampling_strategy=selective:sampling_options=0,2"
     ({"warps": "0,2"}, "cli", "3.7.1", None, "Proton's command line in Triton 3.7.1 ignores -m"),
     ({"buffer_size": "4096"}, "cli", "3.6.0", None, "need --mode env"),
     ({"warps": "4"}, "env", "3.6.0", None, "warp 4: the payload's kernel runs 4 warps per CTA (0-3)"),
-    ({"granularity": "cta"}, "env", "3.7.1", None, "granularity cta: Proton compiles only granularity warp"),
+    ({"granularity": "cta"}, "env", "3.7.1", None, "granularity cta: Triton 3.7.1's Proton compiles only granularity warp"),
     ({"granularity": "warp_group"}, "env", "3.6.0", None, "granularity must be warp for now"),
 ])
 def test_instrumentation_options_rules_and_mode_string(options, mode, version, mode_string, refused):

@@ -354,3 +354,15 @@ def test_a_cell_read_back_from_disk_keeps_its_run(tmp_path):
     assert run is not None and run.verdict.passed and run.run_dir == Path(result.run_dir)
     (Path(result.run_dir) / "run.json").write_text('{"schema": 1}')  # not a run record
     assert read_cell_run(result) is None
+
+
+def test_the_plan_line_never_says_more_cells_at_once_than_there_are():
+    from proton_tui.engine.doctor import at_once, plan_line
+
+    where = "the Triton interpreter (no GPU)"
+    assert plan_line(1, 1, 2, where) == f"doctor: 1 cell to run on {where}"
+    assert plan_line(0, 1, 2, where) == f"doctor: no cell to run on {where}: the rules refuse it"
+    assert plan_line(0, 3, 2, "GPU 0") == "doctor: no cell to run on GPU 0: the rules refuse all 3"
+    assert plan_line(3, 3, 16, "GPU 0") == "doctor: 3 cells to run on GPU 0, 3 at once"
+    assert plan_line(24, 32, 16, "GPU 0") == "doctor: 24 of 32 cells to run on GPU 0, 16 at once"
+    assert at_once(2, 1) == "" and at_once(2, 5) == "2 at once"

@@ -126,3 +126,16 @@ def test_instrumentation_values_proton_s_compiler_rejects_are_refused():
                                  buffer_size="1024"), interpreter())
     assert any("records 3 warps" in message and "PassManager::run failed" in message for message in refused)
     assert refusals(RunParams(python=PY, backend="instrumentation", mode="env", warps="0,1,2"), interpreter()) == []
+
+
+@pytest.mark.parametrize("version", ["3.6.0", "3.7.1", "3.9.0"])
+def test_roctracer_in_cli_mode_is_worded_for_the_users_triton_and_refused_on_every_version(version):
+    (message,) = [m for m in refusals(RunParams(python=PY, backend="roctracer"), interpreter(version, "amd"))
+                  if "roctracer in cli mode" in m]
+    assert f"Triton {version}'s Proton command line starts the HIP runtime only when -b is omitted" in message
+    assert "refused on every Triton version" in message and "<=" not in message and "3.7" not in message.replace(
+        version, "")
+    (granularity,) = refusals(RunParams(python=PY, backend="instrumentation", mode="env", granularity="cta"),
+                              interpreter(version))
+    assert f"Triton {version}'s Proton compiles only granularity warp" in granularity
+    assert "refused on every Triton version" in granularity

@@ -74,7 +74,7 @@ async def test_export_while_sorted_by_bandwidth_writes_the_view_on_screen(tmp_pa
     target = tmp_path / "view.json"
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await readable_names_ready(app)
-        await pilot.press("k", "s", "s", "s")  # the kernel summary by launches, avg, then GB/s
+        await pilot.press("K", "s", "s", "s")  # the kernel summary by launches, avg, then GB/s
         notes = [n.message for n in app._notifications]
         assert any("Sorted by GB/s" in message for message in notes), notes
         await pilot.press("x")
@@ -95,7 +95,7 @@ async def test_sort_by_name_follows_the_names_shown(tmp_path):
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=(200, 60)) as pilot:
         await readable_names_ready(app)
-        await pilot.press("k", "s", "s", "s")  # launches, avg, then name (no GB/s: no kernel declared bytes)
+        await pilot.press("K", "s", "s", "s")  # launches, avg, then name (no GB/s: no kernel declared bytes)
         names = [line[: line.index("  ") if "  " in line else len(line)] for line in drawn(app)[1:] if line.strip()]
         assert names == sorted(names) and any(name.startswith("Kernel2<") for name in names)  # short names
         target = tmp_path / "kernels.csv"
@@ -123,5 +123,5 @@ async def test_a_filter_by_any_form_of_a_name_keeps_the_same_kernel(form):
         field = app.screen.query_one("#include", Input)
         field.focus()
         field.value = re.escape(name)
-        await pilot.press("enter", "k")
+        await pilot.press("enter", "K")
         await wait_for(lambda: [kernel.name for kernel in table.model.kernels] == [raw], what=f"the {form} name's kernel")

@@ -121,7 +121,7 @@ class TestProfileScreen:
         assert snap_compare(viewer("gpt2_shadow"), run_before=settle("e", "down", "down", "down"), terminal_size=SIZE)
 
     def test_kernel_summary(self, snap_compare):
-        assert snap_compare(viewer("gpt2_shadow"), run_before=settle("k"), terminal_size=SIZE)
+        assert snap_compare(viewer("gpt2_shadow"), run_before=settle("K"), terminal_size=SIZE)
 
     def test_bandwidth_columns_on_the_sample_capture(self, snap_compare):
         assert snap_compare(viewer("sample"), run_before=settle("down"), terminal_size=SIZE)
@@ -153,7 +153,7 @@ class TestProfileScreen:
 
     @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
     def test_kernel_summary_with_bandwidth_at_the_smallest_and_a_large_terminal(self, snap_compare, size):
-        assert snap_compare(viewer("vecadd_hook"), run_before=settle("k"), terminal_size=size)
+        assert snap_compare(viewer("vecadd_hook"), run_before=settle("K"), terminal_size=size)
 
     @SIZES
     @THEMES

@@ -82,7 +82,7 @@ async def test_d_cycles_short_full_and_raw_names():
         await wait_for(lambda: table.display_spec.names.readable is not None)
         short, full = "Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>", "void cutlass::Kernel2<cutlass_80_simt_sgemm_"
         assert table.display_spec.names.shown(CUTLASS) == short
-        await pilot.press("k")
+        await pilot.press("K")
         row = next(i for i, k in enumerate(table.model.kernels) if k.name == CUTLASS)
         assert short in table.model.text(row, 200) and full not in table.model.text(row, 200)
         await pilot.press("d")
@@ -107,7 +107,7 @@ async def test_export_key_writes_the_view_and_never_overwrites(tmp_path):
     app = ProtonApp(load_profile(capture_path("vecadd_auto")))
     target = tmp_path / "view.csv"
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("k", "x")
+        await pilot.press("K", "x")
         assert isinstance(app.screen, PathDialog)
         await type_into(pilot, "#path", str(target))
         await pilot.press("enter")
@@ -155,7 +155,7 @@ async def test_export_suggests_a_fresh_name_each_time_and_says_where_it_went(tmp
     app = ProtonApp(load_profile(capture_path("vecadd_auto")))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         for expected in ("vecadd_auto-kernels.csv", "vecadd_auto-kernels-2.csv"):
-            await pilot.press("k", "x") if expected.endswith("s.csv") else await pilot.press("x")
+            await pilot.press("K", "x") if expected.endswith("s.csv") else await pilot.press("x")
             assert isinstance(app.screen, PathDialog)
             assert app.screen.query_one("#path").value == expected
             await pilot.press("enter")

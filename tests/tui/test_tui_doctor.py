@@ -117,7 +117,7 @@ async def test_failing_cells_fill_in_live_with_their_remedy_and_log(tmp_path, mo
         await pilot.press("b")
         await pilot.press("down", "down")  # the refused cell: its reason, nothing to open
         detail = rendered(screen, "#doctor-detail")
-        assert "refused by the rules, not run" in detail and "--mode env" in detail
+        assert "refused by the rules, not run" in detail and "Mode env" in detail and "--" not in detail
         assert "Cell's log" not in [key[2] for key in screen.query_one("KeyBar").keys if key[3]]
         report = DoctorReport.from_record(read_doctor(next((tmp_path / "runs").glob("*-doctor/doctor.json"))))
         proved = {result.cell.key: result.proved for result in report.results}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from proton_tui.engine.history import stored_runs
+from proton_tui.engine.rules import tui_words
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp
 from tests.helpers import FIXTURES, H200_PYTHON, capture_path
@@ -109,7 +110,7 @@ async def test_a_failed_doctor_cells_remedy_wraps_whole():
         result = screen.highlighted()
         assert result.remedy
         detail = words(shown_in(pilot.app, screen.query_one("#doctor-detail")))
-        assert words("→ " + result.remedy) in detail, detail
+        assert words("→ " + tui_words(result.remedy)) in detail, detail
 
 
 async def test_the_box_check_status_line_wraps_instead_of_leaving_the_median_out():

@@ -30,7 +30,7 @@ async def test_every_key_while_the_capture_is_read_is_ignored_or_answered():
 
     app = ProtonApp(opening=Opening(path, f"Reading {path}…", finish))
     keys = keys_that_keep_it_open()
-    assert {"down", "k", "enter", "s", "slash", "g", "t", "f1"} <= set(keys)
+    assert {"down", "K", "enter", "s", "slash", "g", "t", "f1"} <= set(keys)
     said: list[str] = []  # every notice, kept: a shown one expires, under load before the key that is checked
     notify = app.notify
     app.notify = lambda message, *args, **kwargs: (said.append(str(message)), notify(message, *args, **kwargs))[1]
@@ -52,7 +52,7 @@ async def test_every_key_while_the_capture_is_read_is_ignored_or_answered():
         await pilot.pause()
         table = viewer.query_one(ProfileTable)
         assert app.focused is table and table.display
-        await pilot.press("down", "k")
+        await pilot.press("down", "K")
         assert table.show_kernels
         (quit_key,) = [key for key, actions in viewer_bindings().items() if "quit" in actions and len(key) == 1]
         assert ENDING_ACTIONS & set(viewer_bindings()[quit_key])

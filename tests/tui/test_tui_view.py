@@ -55,7 +55,7 @@ async def test_summary_toggle_and_sort():
     app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(ProfileTable)
-        await pilot.press("k")
+        await pilot.press("K")
         assert table.show_kernels and len(table.model.rows) == len(table.profile.kernel_stats()) == 50
         values = [k.value for k in table.model.kernels]
         assert values == sorted(values, reverse=True)
@@ -68,7 +68,7 @@ async def test_summary_toggle_and_sort():
         await wait_for(lambda: table.display_spec.names.readable is not None)
         names = [table.display_spec.names.shown(k.name) for k in table.model.kernels]
         assert names == sorted(names) and names[0] != table.model.kernels[0].name  # the names shown, readable
-        await pilot.press("k")
+        await pilot.press("K")
         assert not table.show_kernels and table.profile.names[table.model.rows[0]] == "ROOT"
         await pilot.press("e")
         step_children = [table.profile.names[n] for n in table.model.rows if table.profile.parents[n] == 1]
@@ -191,7 +191,7 @@ async def test_footer_follows_the_focused_widget_keys():
         await pilot.pause()
         assert "Expand all" in footer_keys()
         footer.render()
-        (summary_key_at,) = [start for start, _, key, _ in footer.spans if key == "k"]
+        (summary_key_at,) = [start for start, _, key, _ in footer.spans if key == "K"]
         await pilot.click(KeyBar, offset=(summary_key_at + 1, 0))
         await pilot.pause()
         assert app.screen.query_one(ProfileTable).show_kernels
@@ -215,7 +215,7 @@ async def test_a_capture_being_opened_shows_reading_then_the_table():
         table = app.screen.query_one(ProfileTable)
         assert visible_names(table) == ["ROOT", "step", "backward", "forward", "optimizer"] and app.focused is table
         assert "GPU time" in str(app.screen.query_one("#summary").render())
-        await pilot.press("down", "k")
+        await pilot.press("down", "K")
         assert table.show_kernels and app.load_error is None
 
 
@@ -300,7 +300,7 @@ async def test_share_bars_in_the_table_take_the_themes_accent(theme):
         accent = Color.parse(app.current_theme.accent)
         for summary in (False, True):
             if summary:
-                await pilot.press("k")
+                await pilot.press("K")
             strip = table.render_line(2)  # the second row: not the cursor's
             bars = [segment for segment in strip if set("▏▎▍▌▋▊▉█") & set(segment.text)]
             assert len(bars) == 1, (theme, summary, strip)

@@ -21,7 +21,7 @@ from proton_tui.engine.params import (
 )
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
-from proton_tui.engine.rules import Finding, check_rules, import_problem, resolve_backend, version_between
+from proton_tui.engine.rules import Finding, check_rules, cli_words, import_problem, resolve_backend, version_between
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.engine.session import RunPlan
 from proton_tui.engine.sizes import CHECK_SIZE, CPU_ITERS, CPU_SIZE, GPU_ITERS
@@ -141,8 +141,8 @@ def plan_check(python: str | None = None, *, gpus: str | Collection[int] | None 
     if cpu:
         indices = list(range(count))
     elif not info.gpu_count:
-        raise NoGpuError(f"{python} sees no GPU (torch.cuda.is_available() is False there): nothing to check; "
-                         "--cpu runs the interpreter check instead")
+        raise NoGpuError(cli_words(f"{python} sees no GPU (torch.cuda.is_available() is False there): nothing to "
+                                   "check; «check cpu» runs the interpreter check instead"))
     else:
         indices = wanted if wanted is not None else list(range(info.gpu_count))
         for index in indices:

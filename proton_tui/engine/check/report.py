@@ -12,6 +12,7 @@ import msgspec
 
 from proton_tui import JSON_SCHEMA, __version__
 from proton_tui.engine import gpuhealth
+from proton_tui.engine.gpuhealth.causes import threshold_of
 from proton_tui.engine.job import RowVerdict
 from proton_tui.records import CheckRecord, CheckRow
 
@@ -39,7 +40,7 @@ class CheckReport:
 
     @property
     def threshold_gbps(self) -> float | None:
-        return None if self.median_gbps is None else self.min_fraction * self.median_gbps
+        return None if self.median_gbps is None else threshold_of(self.median_gbps, self.min_fraction)
 
     @property
     def cancelled(self) -> list[CheckRow]:
@@ -99,7 +100,7 @@ def flag_rows(rows: list[CheckRow], min_fraction: float) -> float | None:
     median = statistics.median(row.gbps for row in measured)
     if len(measured) < 2:
         return median
-    threshold = min_fraction * median
+    threshold = threshold_of(median, min_fraction)
     for row in measured:
         if row.gbps < threshold:
             row.flagged = True

@@ -69,7 +69,7 @@ def report_notes(report: CheckReport) -> list[str]:
     """What the report says under its table: where the numbers come from, what failed, and the result."""
     lines = []
     if report.cpu:
-        lines.append(f"interpreter check (--cpu): {counted(len(report.rows), 'run')} of size {report.size}, "
+        lines.append(f"interpreter check on the CPU: {counted(len(report.rows), 'run')} of size {report.size}, "
                      f"{counted(report.iters, 'iteration')}; bandwidth is not measured through the interpreter")
     else:
         sources = sorted({row.gbps_source for row in report.rows if row.gbps_source})

@@ -48,13 +48,21 @@ from proton_tui.engine.doctor.report import (
     not_run,
 )
 from proton_tui.engine.doctor.run import DEFAULT_JOBS, MAX_JOBS, DoctorPlan, execute_doctor, plan_doctor, read_cell_run
-from proton_tui.engine.doctor.text import TABLE_COLUMNS, cell_cells, fact_lines, format_report, table_rows
+from proton_tui.engine.doctor.text import (
+    TABLE_COLUMNS,
+    at_once,
+    cell_cells,
+    fact_lines,
+    format_report,
+    plan_line,
+    table_rows,
+)
 from proton_tui.engine.sizes import DOCTOR_ITERS, DOCTOR_SIZE
 
 __all__ = [
     "CELL_TIMEOUT_S", "CPU_CHECK", "DEFAULT_JOBS", "DOCTOR_ITERS", "DOCTOR_JSON", "DOCTOR_SIZE", "LIBRARY_SCRIPT",
     "MAX_JOBS", "NO_GPU_EXIT", "OUTPUTS", "TABLE_COLUMNS", "Cell", "CellResult", "DoctorPlan", "DoctorReport",
-    "Fact", "HostReadings", "Judgement", "cell_cells", "cpu_cell", "environment_facts", "execute_doctor",
-    "fact_lines", "format_report", "interpreter_record", "judge_cell", "not_run", "offered", "plan_doctor",
+    "Fact", "HostReadings", "Judgement", "at_once", "cell_cells", "cpu_cell", "environment_facts", "execute_doctor",
+    "fact_lines", "format_report", "interpreter_record", "judge_cell", "not_run", "offered", "plan_doctor", "plan_line",
     "plan_matrix", "probe_libraries", "read_cell_run", "read_host", "table_rows",
 ]

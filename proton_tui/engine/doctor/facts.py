@@ -17,7 +17,7 @@ from pathlib import Path
 from proton_tui.engine.classify import LIBRARY_REMEDY
 from proton_tui.engine.payload import install_command
 from proton_tui.engine.probe import InterpreterInfo, read_answer
-from proton_tui.engine.rules import BACKEND_SINCE
+from proton_tui.engine.rules import BACKEND_SINCE, cli_words
 from proton_tui.records import Fact
 
 LIBRARY_TIMEOUT_S = 60.0
@@ -88,7 +88,7 @@ def _interpreter_fact(info: InterpreterInfo) -> Fact:
     python = f"Python {info.python_version}" if info.python_version else info.python
     if info.triton_version is None:
         return Fact("interpreter", "fail", f"{python}: triton does not import: {info.triton_error}",
-                    f"{install_command(info.python)}, or name another interpreter (--python)")
+                    cli_words(f"{install_command(info.python)}, or name another interpreter («python»)"))
     if not info.has_proton:
         return Fact("interpreter", "fail", f"{python}: Triton {info.triton_version} was built without Proton "
                                            "(triton.profiler does not import)",

@@ -11,7 +11,7 @@ from proton_tui.engine.classify import Outcome, Verdict
 from proton_tui.engine.job import RowVerdict, row_verdict
 from proton_tui.engine.params import BACKENDS, CONTEXTS, MODES, RunParams
 from proton_tui.engine.probe import InterpreterInfo
-from proton_tui.engine.rules import BACKEND_SINCE, DATA_SINCE, FORMAT_SINCE, check_rules, resolve_backend
+from proton_tui.engine.rules import BACKEND_SINCE, DATA_SINCE, FORMAT_SINCE, check_rules, cli_words, resolve_backend
 from proton_tui.engine.rundir import DEFAULT_OUTPUT
 from proton_tui.engine.sizes import CPU_ITERS, CPU_SIZE, DOCTOR_ITERS, DOCTOR_SIZE
 
@@ -123,7 +123,8 @@ OUTCOME_REMEDIES = {
     Outcome.NO_CAPTURE: "Proton wrote no file: the cell's log shows where it stopped",
     Outcome.PAYLOAD_ERROR: "the payload failed under this configuration: the cell's log has the error",
     Outcome.BAD_CAPTURE: "Proton wrote a file proton-tui cannot read: the cell's log and the file show why",
-    Outcome.TIMED_OUT: "the run did not end in time: raise --timeout, or look at the cell's log for a hang",
+    Outcome.TIMED_OUT: cli_words("the run did not end in time: give it more time («timeout»), or look at the cell's "
+                                 "log for a hang"),
     Outcome.FAIL: "the kernel's result is wrong under this configuration: the cell's log has max_abs_err",
 }
 

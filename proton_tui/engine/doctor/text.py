@@ -29,6 +29,20 @@ def cell_cells(result: CellResult) -> tuple[str, ...]:
     return (cell.backend_text, cell.context, cell.format, cell.mode, cell.expected_text, proved)
 
 
+def at_once(jobs: int, running: int) -> str:
+    """How many cells run together, said only where more than one can: never more than there are."""
+    return f"{min(jobs, running)} at once" if running > 1 else ""
+
+
+def plan_line(running: int, total: int, jobs: int, where: str) -> str:
+    """The doctor's first line: how many cells run, where, and how many together."""
+    if running == 0:
+        return f"doctor: no cell to run on {where}: the rules refuse {'it' if total == 1 else f'all {total}'}"
+    cells = counted(running, "cell") if running == total else f"{running} of {counted(total, 'cell')}"
+    together = at_once(jobs, running)
+    return f"doctor: {cells} to run on {where}" + (f", {together}" if together else "")
+
+
 def fact_lines(facts: list[Fact]) -> list[str]:
     width = max((len(fact.name) for fact in facts), default=0)
     lines = []

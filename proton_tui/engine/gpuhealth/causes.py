@@ -92,10 +92,18 @@ class Explanation:
         return [cause.text for cause in self.causes]
 
 
+def threshold_of(median: float, min_fraction: float) -> float:
+    """The GB/s a GPU is flagged below: the nearest float to the exact product of the two numbers as written
+    (3300.45 × 0.9 is 2970.405, not the float product 2970.4049999999997)."""
+    from decimal import Decimal
+
+    return float(Decimal(repr(median)) * Decimal(repr(min_fraction)))
+
+
 def explain(readings: Mapping | None, gbps: float | None = None, median_gbps: float | None = None,
             min_fraction: float = 0.9) -> Explanation:
     """The causes for a GPU whose bandwidth is ``gbps`` on a box whose median is ``median_gbps``."""
-    slow = gbps is not None and median_gbps is not None and gbps < min_fraction * median_gbps
+    slow = gbps is not None and median_gbps is not None and gbps < threshold_of(median_gbps, min_fraction)
     read = bool(readings) and not readings.get("problem")
     causes = tuple(likely_causes(readings)) if read else ()
     return Explanation(causes, slow, read, _unjudged(readings) if read and not causes else None)

@@ -15,7 +15,8 @@ from proton_tui.tui.widgets.key_bar import KeyBar
 class HelpScreen(ModalScreen[None]):
     """The keys of the screen underneath, generated from its bindings so it cannot drift."""
 
-    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close"),
+                Binding("j", "scroll(1)", "Down", show=False), Binding("k", "scroll(-1)", "Up", show=False)]
 
     def __init__(self, keys: list[tuple[str, str]], about: tuple[tuple[str, str], ...] = ()) -> None:
         """`keys`: (keys, what they do); `about`: (control, what it is), a line each, shown first."""
@@ -36,6 +37,9 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help"):
             yield Static(text)
         yield KeyBar()
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#help").scroll_relative(y=lines, animate=False)
 
     def on_mount(self) -> None:
         help_box = self.query_one("#help")

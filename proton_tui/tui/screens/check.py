@@ -41,6 +41,7 @@ from proton_tui.engine.probe import ProbeError
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.batched_log import FLUSH_S, BatchedLog
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.rows import Rows
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.formatting import counted
 
@@ -85,9 +86,8 @@ class CheckScreen(JobScreen):
 
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel check"),
-        Binding("b,escape", "back", "Back"),
+        Binding("escape,q,b", "back", "Back"),
         Binding("c", "cpu_check", "CPU check instead"),
-        Binding("f1", "app.help", "Help"),
     ]
     CANCEL_NOTICE = "Cancelling: ending every run's process group…"
 
@@ -117,7 +117,7 @@ class CheckScreen(JobScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="check-status")  # wrapped where it is wider than the screen
-        table = DataTable(id="check-table", cursor_type="row", zebra_stripes=True)
+        table = Rows(id="check-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "One row per interpreter job" if self.cpu else "One row per GPU"
         yield table
         detail = VerticalScroll(Static(id="check-detail-text"), id="check-detail")

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 from proton_tui.console import cut_field, printable
 from proton_tui.output.diff import ProfileDiff, counts_line, diff_columns, kernel_diff_cells, side_name, total_cells
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.rows import Rows
 from proton_tui.view.names import Names
 
 MIN_NAME_WIDTH = 16  # cells the kernel column keeps on a narrow screen: the numbers then scroll, never cut
@@ -22,7 +23,7 @@ GAP, SCROLLBAR = 1, 2  # cells between two columns; the vertical scrollbar's wid
 class DiffScreen(Screen):
     """Two captures compared per kernel: time A, time B, delta, ratio; new and gone kernels; largest change first."""
 
-    BINDINGS = [Binding("escape,b", "app.pop_screen", "Back"), Binding("f1", "app.help", "Help")]
+    BINDINGS = [Binding("escape,q,b", "app.pop_screen", "Back")]
 
     def __init__(self, diff: ProfileDiff, names: Names) -> None:
         super().__init__()
@@ -33,7 +34,7 @@ class DiffScreen(Screen):
         yield Static(Text(printable(f"A: {side_name(diff.a)}") + "\n" + printable(f"B: {side_name(diff.b)}")),
                      id="summary")
         yield Static(Text(counts_line(diff)), id="diff-counts")
-        yield DataTable(id="diff", cursor_type="row", zebra_stripes=True)
+        yield Rows(id="diff", cursor_type="row", zebra_stripes=True)
         yield KeyBar()
 
     def on_mount(self) -> None:

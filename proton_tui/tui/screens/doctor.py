@@ -28,6 +28,7 @@ from proton_tui.engine.doctor import (
     DoctorPlan,
     DoctorReport,
     Fact,
+    at_once,
     cell_cells,
     execute_doctor,
     not_run,
@@ -36,9 +37,11 @@ from proton_tui.engine.doctor import (
 )
 from proton_tui.engine.params import ParamError
 from proton_tui.engine.probe import ProbeError
+from proton_tui.engine.rules import tui_words
 from proton_tui.tui.messages import ShowRunLog
 from proton_tui.tui.screens.job import JobScreen
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.rows import Rows
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.formatting import counted
@@ -79,9 +82,8 @@ class DoctorScreen(JobScreen):
 
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel"),
-        Binding("b,escape", "back", "Back"),
+        Binding("escape,q,b", "back", "Back"),
         Binding("enter,l", "open_log", "Cell's log"),
-        Binding("f1", "app.help", "Help"),
     ]
 
     CANCEL_NOTICE = "Cancelling: ending every cell's process group…"
@@ -114,7 +116,7 @@ class DoctorScreen(JobScreen):
                                id="doctor-facts-pane")  # focusable: every fact reachable by its keys
         facts.border_title = "Environment"
         yield facts
-        table = DataTable(id="doctor-table", cursor_type="row", zebra_stripes=True)
+        table = Rows(id="doctor-table", cursor_type="row", zebra_stripes=True)
         table.border_title = "Expected (the version's rules) against proved (a capture each)"
         yield table
         yield VerticalScroll(Static(id="doctor-detail"), id="doctor-detail-pane")
@@ -186,7 +188,7 @@ class DoctorScreen(JobScreen):
             word, style = STATE_STYLES.get(fact.state, (fact.state, ""))
             grid.add_row(Text(word, style=style), Text(printable(fact.name)), Text(printable(fact.value)))
             if fact.remedy:
-                grid.add_row("", "", Text("→ " + printable(fact.remedy), style="italic"))
+                grid.add_row("", "", Text("→ " + printable(tui_words(fact.remedy)), style="italic"))
         self.query_one("#doctor-facts", Static).update(grid)
 
     def add_row(self, result: CellResult) -> None:
@@ -225,11 +227,11 @@ class DoctorScreen(JobScreen):
             return
         text = Text(printable(result.cell.key), style="bold")
         if result.cell.expected == "refused":
-            text.append(" refused by the rules, not run: " + printable("; ".join(result.cell.reasons)))
+            text.append(" refused by the rules, not run: " + printable(tui_words("; ".join(result.cell.reasons))))
         elif result.proved:
             text.append(f" {printable(result.said)}")
             if result.remedy:
-                text.append(f"\n→ {printable(result.remedy)}", style="italic")
+                text.append(f"\n→ {printable(tui_words(result.remedy))}", style="italic")
             if result.run_dir:
                 text.append("  (Enter: its log)", style="dim")
         detail.update(text)
@@ -253,8 +255,9 @@ class DoctorScreen(JobScreen):
         failed = sum(1 for result in self.results.values() if result.failed)
         state = "cancelling" if self.stop.is_set() else "running"
         where = f"GPU {self.plan.gpu}" if self.plan.has_gpu else "the Triton interpreter (no GPU)"
-        return (f"{state}  ·  {elapsed:.1f} s  ·  {done} of {counted(len(running), 'cell')} proved on {where}, "
-                f"{self.plan.jobs} at once  ·  {failed} failed")
+        together = at_once(self.plan.jobs, len(running))
+        return (f"{state}  ·  {elapsed:.1f} s  ·  {done} of {counted(len(running), 'cell')} proved on {where}"
+                + (f", {together}" if together else "") + f"  ·  {failed} failed")
 
     # ---- message handlers ---------------------------------------------------------------------------------------
     def on_doctor_planned(self, message: DoctorPlanned) -> None:

@@ -99,8 +99,7 @@ class FormScreen(Screen):
         Binding("f4", "app.show_runs", "Runs"),
         Binding("f5", "app.box_check", "Box check"),
         Binding("f6", "app.doctor", "Doctor"),
-        Binding("f1", "app.help", "Help"),
-        Binding("ctrl+q", "app.quit", "Quit", show=False),
+        Binding("q", "app.quit", "Quit", show=False),  # in a text field, a letter typed
     ]
 
     HELP_ABOUT = (

@@ -59,8 +59,8 @@ STILL_READING_EVERY_S = 2.0  # how often a key pressed while the capture is read
 EMPTY_EXPLANATION = (
     "The capture holds only ROOT: no kernel was recorded.\n\n"
     "Common causes: the instrumentation backend on a kernel without proton.language scopes; roctracer pinned with "
-    "-b under Proton's CLI on Triton ≤ 3.7 (use env mode); TRITON_PROTON_DISABLE=1; a script that launched no GPU "
-    "kernel."
+    "-b under Proton's command line, which starts it before the HIP runtime (Mode env records it); "
+    "TRITON_PROTON_DISABLE=1; a script that launched no GPU kernel."
 )
 
 
@@ -69,7 +69,7 @@ class ProfileScreen(FilterAndSearch, Screen):
 
     BINDINGS = [
         Binding("q", "back", "Back"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit", show=False),
         Binding("b", "back", "Back", show=False),
         Binding("f", "filter", "Filter"),
         Binding("slash", "search", "Search"),
@@ -83,7 +83,6 @@ class ProfileScreen(FilterAndSearch, Screen):
         Binding("m", "compare", "Compare"),
         Binding("l", "log", "Run log"),
         Binding("f4", "runs", "Runs"),
-        Binding("f1,question_mark", "app.help", "Help"),
     ]
 
     KEY_BAR_ORDER = ("back", "quit", "toggle_timeline", "later_launch", "next_straggler", "toggle_group",

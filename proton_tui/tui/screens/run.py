@@ -34,9 +34,8 @@ class RunScreen(JobScreen):
     BINDINGS = [
         Binding("escape,x", "cancel", "Cancel run"),
         Binding("enter,v", "view", "View capture"),
-        Binding("b", "back", "Back"),
+        Binding("escape,q,b", "back", "Back"),
         Binding("f4", "app.show_runs", "Runs"),
-        Binding("f1", "app.help", "Help"),
     ]
     CANCEL_NOTICE = "Cancelling: ending the run's process group…"
 

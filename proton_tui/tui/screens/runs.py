@@ -15,6 +15,7 @@ from proton_tui.console import printable
 from proton_tui.engine.history import StoredRun, stored_runs
 from proton_tui.tui.messages import OpenCheck, OpenRun
 from proton_tui.tui.widgets.key_bar import KeyBar
+from proton_tui.tui.widgets.rows import Rows
 from proton_tui.view.formatting import counted
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class RunsScreen(Screen):
     """A list of runs and checks, a line and aligned columns each, the highlighted one's folder under it; Enter
     reopens one."""
 
-    BINDINGS = [Binding("escape,b", "dismiss", "Back"), Binding("f1", "app.help", "Help")]
+    BINDINGS = [Binding("escape,q,b", "dismiss", "Back")]
 
     def __init__(self, runs: list[RunResult], output: Path) -> None:
         super().__init__()
@@ -51,7 +52,7 @@ class RunsScreen(Screen):
                    f"{THIS_PROCESS.strip()} {counted(mine, 'run')} made since proton-tui opened)"
                    if self.entries else f"No run or check in {self.output} yet.")
         yield Static(Text(printable(summary)), id="summary")
-        runs = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        runs = Rows(id="runs", cursor_type="row", zebra_stripes=True)
         runs.border_title = "Enter opens one"
         for column in COLUMNS:
             runs.add_column(column, key=column)

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from rich.cells import cell_len, chop_cells
+from textual.binding import Binding
 from textual.widgets import Log
 
 LOG_LINES = 20_000  # the log keeps the newest lines; each run folder's stdout.log keeps them all
@@ -18,6 +19,8 @@ MIN_FOLD_WIDTH = 20  # narrower than this (not laid out yet), lines are written 
 
 class BatchedLog(Log):
     """A Log whose lines are queued by ``add`` and written together by ``flush``, folded to its width."""
+
+    BINDINGS = [Binding("j", "scroll_down", "Down", show=False), Binding("k", "scroll_up", "Up", show=False)]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(max_lines=LOG_LINES, id=id)

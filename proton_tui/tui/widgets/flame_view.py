@@ -29,8 +29,8 @@ class FlameView(ScrollView, can_focus=True):
     """An icicle of a Display's tree, zoomable, with one selected frame."""
 
     BINDINGS = [
-        Binding("up", "move('up')", "Parent", show=False),
-        Binding("down", "move('down')", "Child", show=False),
+        Binding("up,k", "move('up')", "Parent", show=False),
+        Binding("down,j", "move('down')", "Child", show=False),
         Binding("left", "move('left')", "Left", show=False),
         Binding("right", "move('right')", "Right", show=False),
         Binding("enter", "zoom_in", "Zoom in"),

@@ -5,10 +5,13 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
-HELP_ACTION = "app.help"
+HELP = Binding("f1,question_mark", "help", "Help")  # the app's, on every screen
+QUIT = Binding("ctrl+q", "quit", "Quit", priority=True)  # the app's, on every screen, modal ones too
+QUIT_ACTIONS = {"quit", "app.quit"}
 
 
 class KeyBar(Widget, can_focus=False):
@@ -28,7 +31,7 @@ class KeyBar(Widget, can_focus=False):
         super().__init__()
         self.keys: tuple[tuple[str, str, str, bool], ...] = ()  # (key, key as displayed, description, enabled)
         self.spans: list[tuple[int, int, str, bool]] = []  # (first cell, end cell, key, enabled) as last drawn
-        self.pinned = 0  # how many of the last keys stay at the right end (help, the palette)
+        self.pinned = 0  # how many of the last keys stay at the right end (help, quit, the palette)
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -39,13 +42,15 @@ class KeyBar(Widget, can_focus=False):
 
     def bindings_changed(self, screen: Screen) -> None:
         """Redraw when the keys to show (or whether they apply) changed; one key per action, as Textual's does, in
-        the screen's KEY_BAR_ORDER (the most used first), then help and the command palette's key, which stay
-        visible at the right end."""
+        the screen's KEY_BAR_ORDER (the most used first), then help, quit (`ctrl+q`, on every screen) and the
+        command palette's key, which stay visible at the right end."""
         active = screen.active_bindings
-        listed = [(binding, enabled) for _, binding, enabled, _ in active.values() if binding.show]
+        listed = [(binding, enabled) for _, binding, enabled, _ in active.values()
+                  if binding.show and binding.action not in QUIT_ACTIONS]
         order = getattr(screen, "KEY_BAR_ORDER", ())
         listed.sort(key=lambda item: order.index(item[0].action) if item[0].action in order else len(order))
-        listed.sort(key=lambda item: item[0].action == HELP_ACTION)  # stable: help last of the screen's keys
+        listed.sort(key=lambda item: item[0].action == HELP.action)  # stable: help last of the screen's keys
+        listed.append((QUIT, True))
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
         if palette is not None:
             listed.append(palette[1:3])
@@ -54,7 +59,7 @@ class KeyBar(Widget, can_focus=False):
             by_action.setdefault(binding.action, (binding.key, self.app.get_key_display(binding),
                                                   binding.description, enabled))
         keys = tuple(by_action.values())
-        self.pinned = sum(1 for action in by_action if action == HELP_ACTION) + (palette is not None)
+        self.pinned = sum(1 for action in by_action if action == HELP.action) + 1 + (palette is not None)
         if keys != self.keys:
             self.keys = keys
             self.refresh()
@@ -68,6 +73,7 @@ class KeyBar(Widget, can_focus=False):
             start = right.cell_len
             _draw_key(right, key, styles)
             right_spans.append((start, right.cell_len, key[0], key[3]))
+        right.rstrip()  # the last key's trailing space: the screen's edge is its margin
         room = max(self.size.width - right.cell_len, 0)
         line, self.spans = Text(end=""), []
         for key in keys:  # whole keys, the most used first: one that does not fit ends the list

@@ -23,8 +23,8 @@ class ProfileTable(ScrollView, can_focus=True):
     """Tree of nodes (or the flat kernel summary) with numeric columns aligned at any depth."""
 
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "cursor_to(0)", "First", show=False),
@@ -34,7 +34,7 @@ class ProfileTable(ScrollView, can_focus=True):
         Binding("left", "collapse", "Collapse", show=False),
         Binding("e", "expand_all", "Expand all"),
         Binding("c", "collapse_all", "Collapse all"),
-        Binding("k", "toggle_summary", "Kernels/tree"),
+        Binding("K", "toggle_summary", "Kernels/tree"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("d", "next_names", "Names: short, full, raw", show=False),

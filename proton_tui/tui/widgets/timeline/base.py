@@ -34,8 +34,8 @@ class TimelineView(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "Previous", show=False),
         Binding("right", "move(1)", "Next", show=False),
-        Binding("up", "lane(-1)", "Lane up", show=False),
-        Binding("down", "lane(1)", "Lane down", show=False),
+        Binding("up,k", "lane(-1)", "Lane up", show=False),
+        Binding("down,j", "lane(1)", "Lane down", show=False),
         Binding("plus,equals_sign", f"zoom({ZOOM_STEP})", "Zoom in"),
         Binding("minus", f"zoom({1 / ZOOM_STEP})", "Zoom out"),
         Binding("h", "pan(-1)", "Earlier", show=False),
