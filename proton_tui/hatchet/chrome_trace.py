@@ -6,12 +6,13 @@ event."""
 
 from __future__ import annotations
 
-import bisect
 import re
 
 import msgspec
+import numpy as np
 
-from proton_tui.hatchet.trace import CPU, GPU, NO_ARGS, OTHER, WARP, WARP_PID, Event, Lane, Trace
+from proton_tui.hatchet.columns import NO_ARGS, Columns, arg_tables
+from proton_tui.hatchet.trace import CPU, GPU, OTHER, WARP, WARP_PID, Lane, Trace, launch_metrics
 
 NS_PER_US = 1000.0
 
@@ -22,14 +23,6 @@ class TraceError(ValueError):
 
 class NotATrace(TraceError):
     """A JSON object without `traceEvents`: not a trace at all (the reader says what it is instead)."""
-
-
-def _shared(pool: dict, key, value=None):
-    """One object for equal values (names, call stacks, argument sets repeat across thousands of events)."""
-    found = pool.get(key)
-    if found is None:
-        found = pool[key] = key if value is None else value
-    return found
 
 
 class RawEvent(msgspec.Struct, gc=False):
@@ -86,41 +79,52 @@ def _validation_text(error: msgspec.ValidationError) -> str:
 
 
 def _read(raw: RawTrace) -> Trace:
-    """Lanes, events (their names, call stacks and arguments shared between the events that repeat them) and flows
-    from the decoded file; each raw event is let go once read, so the two never both hold the whole trace."""
+    """Lanes, events as columns (their names, categories, call stacks and argument texts interned) and flows from
+    the decoded file; the decoded events are let go once their columns are made."""
     events_in, base = raw.traceEvents, raw.baseTimeNanoseconds
+    del raw
     names, orders = _lane_metadata(events_in)
-    lanes: list[Lane] = []
+    complete = [event for event in events_in if event.ph == "X"]
+    starts = [(event.pid, event.tid, event.ts, event.id) for event in events_in
+              if event.ph == "s" and _number(event.ts)]
+    finishes = [(event.pid, event.tid, event.ts, event.id) for event in events_in
+                if event.ph == "f" and _number(event.ts)]
+    metric_events = sum(1 for event in events_in if event.cat == "metric" and event.ph != "X"
+                        and not (event.ph in ("s", "f") and _number(event.ts)))
+    ts = np.array([event.ts for event in complete], dtype=np.float64)  # null (a missing time) reads as NaN
+    dur = np.array([0.0 if event.dur is None else event.dur for event in complete], dtype=np.float64)
+    bad = ~np.isfinite(ts) | ~np.isfinite(dur) | (dur < 0)
+    if bad.any():
+        event = complete[int(np.argmax(bad))]
+        number = next(at for at, found in enumerate(events_in) if found is event)
+        raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
     lane_of: dict[tuple, int] = {}
-    keys: dict[tuple, tuple] = {}  # one (pid, tid) tuple per lane
-    shared: dict = {}
-    complete: list[Event] = []
-    finishes: dict[tuple, list[tuple[float, object]]] = {}  # lane key → (flow-finish time, flow id)
-    starts: list[tuple[tuple, float, object]] = []  # flow starts on a lane with complete events (CPU launches)
-    start_ids: set = set()
-    metric_events = 0
-    for number in range(len(events_in)):
-        event = events_in[number]
-        events_in[number] = None  # read: let it go
-        phase, key = event.ph, keys.setdefault((event.pid, event.tid), (event.pid, event.tid))
-        if phase == "X":
-            if key not in lane_of:
-                lane_of[key] = len(lanes)
-                lanes.append(_lane(key, names, orders))
-            complete.append(_complete_event(number, event, lane_of[key], shared))
-        elif phase == "s" and _number(event.ts):
-            start_ids.add(event.id)
-            starts.append((key, event.ts * NS_PER_US, event.id))
-        elif phase == "f" and _number(event.ts):
-            finishes.setdefault(key, []).append((event.ts * NS_PER_US, event.id))
-        elif event.cat == "metric":
-            metric_events += 1
-    del events_in, raw
-    origin = min((event.start for event in complete), default=0.0)
-    lanes, renumber = _in_lane_order(complete, lanes, origin)
-    lane_of = {key: renumber[value] for key, value in lane_of.items()}
-    flow_count, launches = _flows(complete, lane_of, starts, start_ids, finishes, origin)
-    return Trace(lanes, complete, flow_count, launches, base, metric_events)
+    lane = np.array([lane_of.setdefault((event.pid, event.tid), len(lane_of)) for event in complete], dtype=np.int32)
+    interned: tuple[dict, dict, dict] = ({}, {}, {})
+    name_ids, category_ids, arg_ids = interned
+    name = np.array([name_ids.setdefault(event.name, len(name_ids)) for event in complete], dtype=np.int32)
+    category = np.array([category_ids.setdefault(event.cat, len(category_ids)) for event in complete], dtype=np.int32)
+    arg = np.array([arg_ids.setdefault(bytes(event.args), len(arg_ids)) for event in complete], dtype=np.int32)
+    del complete, events_in
+    args = list(arg_ids)
+    stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
+    lanes = [_lane(key, names, orders) for key in lane_of]
+    order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
+    renumber = np.empty(len(lanes), dtype=np.int32)
+    renumber[order] = np.arange(len(lanes), dtype=np.int32)
+    lane = renumber[lane] if len(lanes) else lane
+    start = ts * NS_PER_US
+    origin = start.min() if len(start) else 0.0
+    start -= origin
+    duration = dur * NS_PER_US
+    by = np.lexsort((start, lane))  # stable: equal starts keep the file's order
+    columns = Columns(start[by], duration[by], lane[by], name[by], category[by],
+                      stack_of_arg[arg[by]] if len(args) else arg, arg[by], list(name_ids), list(category_ids),
+                      stacks, args, metrics)
+    lanes = [lanes[i] for i in order]
+    lane_number = {key: int(renumber[old]) for old, key in enumerate(lane_of)}
+    flow_count, launches = _flows(columns, lane_number, starts, finishes, float(origin))
+    return Trace(lanes, columns, flow_count, launches, base, metric_events)
 
 
 def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float]]:
@@ -135,34 +139,6 @@ def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple
             elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
                 orders[key] = float(args["sort_index"])
     return names, orders
-
-
-def _complete_event(number: int, event: RawEvent, lane: int, shared: dict) -> Event:
-    """A complete (`X`) event, its name, category, call stack and other arguments shared (`_shared`); TraceError
-    when its times are not times."""
-    ts, dur = event.ts, event.dur if event.dur is not None else 0.0
-    if ts is None or not _number(ts) or not _number(dur) or dur < 0:
-        raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
-    args = _args(event)
-    stack = args.get("call_stack")
-    stack = _shared(shared, tuple(str(frame) for frame in stack)) if isinstance(stack, list) else ()
-    rest = {k: v for k, v in args.items() if k != "call_stack"} if args else NO_ARGS
-    if rest:
-        rest = _shared(shared, ("args", msgspec.json.encode(rest)), rest)
-    return Event(lane, _shared(shared, event.name), _shared(shared, event.cat), ts * NS_PER_US, dur * NS_PER_US,
-                 stack, rest or NO_ARGS)
-
-
-def _in_lane_order(events: list[Event], lanes: list[Lane], origin: float) -> tuple[list[Lane], dict[int, int]]:
-    """The lanes in order (by sort index, then name) and each one's new number by its old one; the events counted
-    from `origin`, renumbered so and sorted by lane then start."""
-    order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
-    renumber = {old: new for new, old in enumerate(order)}
-    for event in events:
-        event.start -= origin
-        event.lane = renumber[event.lane]
-    events.sort(key=lambda event: (event.lane, event.start))
-    return [lanes[i] for i in order], renumber
 
 
 def _args(event: RawEvent) -> dict:
@@ -189,40 +165,37 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     return Lane(key[0], key[1], name, kind, order)
 
 
-def _flows(events: list[Event], lane_of: dict, starts: list, start_ids: set, finishes: dict,
-           origin: float) -> tuple[int, dict[int, int]]:
+def _flows(columns: Columns, lane_of: dict, starts: list, finishes: list, origin: float) -> tuple[int, dict[int, int]]:
     """How many `launch->kernel` flows end at a kernel's start, and, where a flow starts at an event on a CPU lane,
     which event launched which kernel (kernel index → launch index)."""
-    by_lane: dict[int, tuple[list[float], int]] = {}  # lane → its events' starts (sorted) and its first index
-    first = 0
-    while first < len(events):
-        lane, end = events[first].lane, first
-        while end < len(events) and events[end].lane == lane:
-            end += 1
-        by_lane[lane] = ([events[i].start for i in range(first, end)], first)
-        first = end
-
-    def at(key, time: float) -> int | None:
-        lane = lane_of.get(key)
-        if lane is None or lane not in by_lane:
-            return None
-        times, offset = by_lane[lane]
-        where = bisect.bisect_left(times, time - origin)
-        return offset + where if where < len(times) and times[where] == time - origin else None
+    if not starts or not finishes or not len(columns):
+        return 0, {}
+    def at(flows: list) -> np.ndarray:
+        """The event each flow point is at: on its lane, starting at its time (-1: none)."""
+        lanes = np.array([lane_of.get((pid, tid), -1) for pid, tid, _, _ in flows], dtype=np.int64)
+        times = np.array([ts for _, _, ts, _ in flows], dtype=np.float64) * NS_PER_US - origin
+        # events are sorted by lane, then start: search (lane, rank of time) pairs, ranks being exact
+        distinct, rank = np.unique(np.concatenate([columns.start, times]), return_inverse=True)
+        span = np.int64(len(distinct))
+        keys = columns.lane.astype(np.int64) * span + rank[:len(columns)]
+        wanted = lanes * span + rank[len(columns):]
+        where = np.searchsorted(keys, wanted)
+        found = np.minimum(where, len(keys) - 1)
+        return np.where((lanes >= 0) & (where < len(keys)) & (keys[found] == wanted), found, -1)
 
     launched_by = {}
-    for key, time, flow_id in starts:
-        if (launch := at(key, time)) is not None:
+    for (_, _, _, flow_id), launch in zip(starts, at(starts).tolist()):
+        if launch >= 0:
             launched_by[flow_id] = launch
+    start_ids = {flow_id for _, _, _, flow_id in starts}
+    kernel = columns.category_mask("kernel")
     count, launches = 0, {}
-    for key, ends in finishes.items():
-        for time, flow_id in ends:
-            kernel = at(key, time)
-            if kernel is None or flow_id not in start_ids or events[kernel].category != "kernel":
-                continue
-            count += 1
-            if flow_id in launched_by:
-                launches[kernel] = launched_by[flow_id]
+    for (_, _, _, flow_id), found in zip(finishes, at(finishes).tolist()):
+        if found < 0 or flow_id not in start_ids or not kernel[found]:
+            continue
+        count += 1
+        if flow_id in launched_by:
+            launches[found] = launched_by[flow_id]
     return count, launches
 
 

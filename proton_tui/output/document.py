@@ -145,10 +145,9 @@ def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:
     from proton_tui.view.warps import warp_trace
 
     lanes = []
-    for number, lane in enumerate(trace.lanes):
-        busy, gaps = trace.busy(number)
-        lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
-                      "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
+    for lane, summary in zip(trace.lanes, trace.summaries()):
+        lanes.append({"name": lane.name, "kind": lane.kind, "kernels": summary.kernels, "busy": summary.busy,
+                      "idle": summary.idle, "gaps": [list(gap) for gap in summary.gaps]})
     record = {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
     if (warps := warp_trace(trace, clock_khz)) is not None:
         record["warps"] = warps_record(warps)
@@ -171,8 +170,8 @@ def warps_record(warps: WarpTrace) -> dict:
         "clock_khz": warps.clock_khz,
         "p99": "nearest rank",
         "launches": [{"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
-                      "start": launch.start, "end": launch.end, "sms": len(launch.sms), "ctas": launch.ctas,
-                      "warps": len(launch.warps), "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
+                      "start": launch.start, "end": launch.end, "sms": launch.counts[1], "ctas": launch.ctas,
+                      "warps": launch.counts[0], "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
                      for launch in warps.launches],
         "across_launches": {kernel: [scope_record(scope) for scope in scopes.values()]
                             for kernel, scopes in warps.across.items()},

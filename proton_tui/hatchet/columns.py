@@ -1,0 +1,190 @@
+"""A trace's events as columns: typed arrays (start, duration, lane, name, category, call stack, arguments) in lane
+then start order, the names, categories, call stacks and argument texts interned, each argument text decoded only
+when something asks for it. `Trace` (`trace.py`) reads them with sorted-array operations; `events` hands out one
+event at a time as an `Event`, for the panes and widgets that show one.
+
+The sorted-array helpers here are exact: a running maximum restarted per segment works on the ranks of the values,
+not on values shifted by an offset (which would round), and sums that must equal a left-to-right sum are made so."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+
+NO_ARGS: dict = {}  # the arguments of every event that has none (shared: never changed)
+
+
+@dataclass(slots=True)
+class Event:
+    """One complete (`X`) event: a kernel, a scope, or another category; start and duration in ns."""
+
+    lane: int
+    name: str
+    category: str
+    start: float
+    duration: float
+    call_stack: tuple[str, ...] = ()
+    args: dict = field(default_factory=lambda: NO_ARGS)
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+class ArgsShape(msgspec.Struct, gc=False):
+    """What the views read of an event's arguments: its call stack and its launch metadata."""
+
+    call_stack: list | None = None
+    metrics: dict | None = None
+
+
+ARGS = msgspec.json.Decoder(ArgsShape)
+SHAPES = msgspec.json.Decoder(list[ArgsShape])
+
+
+@dataclass
+class Columns:
+    """Events as arrays, in lane then start order; `names`, `categories`, `stacks` and `args` are the interned
+    values the id columns point into (`args` as the file's bytes)."""
+
+    start: np.ndarray  # float64 ns from the trace's first event
+    duration: np.ndarray  # float64 ns
+    lane: np.ndarray  # int32
+    name: np.ndarray  # int32 into names
+    category: np.ndarray  # int32 into categories
+    stack: np.ndarray  # int32 into stacks
+    arg: np.ndarray  # int32 into args
+    names: list[str]
+    categories: list[str]
+    stacks: list[tuple[str, ...]]
+    args: list[bytes]
+    metrics: dict[str, np.ndarray]  # per argument text: its launch metadata's numbers (NaN: none)
+    _end: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def end(self) -> np.ndarray:
+        if self._end is None:
+            self._end = self.start + self.duration
+        return self._end
+
+    def category_mask(self, category: str) -> np.ndarray:
+        """Which events are of `category`."""
+        if category not in self.categories:
+            return np.zeros(len(self), dtype=bool)
+        return self.category == self.categories.index(category)
+
+    def name_of(self, index: int) -> str:
+        return self.names[self.name[index]]
+
+    def event(self, index: int) -> Event:
+        """One event as an object (for a pane or a widget that shows it)."""
+        return Event(int(self.lane[index]), self.names[self.name[index]], self.categories[self.category[index]],
+                     float(self.start[index]), float(self.duration[index]), self.stacks[self.stack[index]],
+                     self.other_args(int(self.arg[index])))
+
+    def other_args(self, arg: int) -> dict:
+        """An argument text decoded: every argument but the call stack (none: the shared empty dict)."""
+        args = decoded_args(self.args[arg])
+        rest = {key: value for key, value in args.items() if key != "call_stack"} if args else NO_ARGS
+        return rest or NO_ARGS
+
+
+def decoded_args(text: bytes) -> dict:
+    """An argument text decoded (an object, else none)."""
+    try:
+        args = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return NO_ARGS
+    return args if isinstance(args, dict) else NO_ARGS
+
+
+def arg_tables(args: list[bytes], launch_metrics) -> tuple[np.ndarray, list[tuple[str, ...]], dict[str, np.ndarray]]:
+    """For each argument text: its call stack (an id into the stacks, 0 the empty one) and its launch metadata's
+    numbers as `launch_metrics` reads them (a column per key, NaN where an argument has none), all decoded at once."""
+    try:
+        shapes = SHAPES.decode(b"[" + b",".join(args) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):  # one of another shape: each alone
+        shapes = [args_shape(text) for text in args]
+    stacks: dict[tuple, int] = {(): 0}
+    stack_of = np.array([stacks.setdefault(tuple(str(frame) for frame in shape.call_stack), len(stacks))
+                         if shape.call_stack is not None else 0 for shape in shapes], dtype=np.int32)
+    metrics: dict[str, np.ndarray] = {}
+    for at, shape in enumerate(shapes):
+        if shape.metrics:
+            for key, value in launch_metrics(shape.metrics).items():
+                column = metrics.get(key)
+                if column is None:
+                    column = metrics[key] = np.full(len(args), np.nan)
+                column[at] = value
+    return stack_of, list(stacks), metrics
+
+
+def args_shape(text: bytes) -> ArgsShape:
+    """The call stack (a list) and launch metadata (an object) of an argument text; none where it has neither."""
+    try:
+        return ARGS.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # another shape: the fields that are right
+        args = decoded_args(text)
+        stack, metrics = args.get("call_stack"), args.get("metrics")
+        return ArgsShape(stack if isinstance(stack, list) else None, metrics if isinstance(metrics, dict) else None)
+
+
+class EventList(Sequence):
+    """The events of a trace, each made when asked for (`Columns.event`); equal to a list of the same events."""
+
+    def __init__(self, columns: Columns) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.columns.event(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self.columns.event(index)
+
+    def __iter__(self):
+        return (self.columns.event(i) for i in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, EventList)) else NotImplemented
+
+    __hash__ = None
+
+
+def segment_running_max(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """The running maximum of `values`, restarted where `segments` (non-decreasing integers) changes: exact, as it
+    runs over the values' ranks."""
+    if not len(values):
+        return values.copy()
+    distinct, rank = np.unique(values, return_inverse=True)
+    span = np.int64(len(distinct))
+    keys = segments.astype(np.int64) * span + rank
+    return distinct[np.maximum.accumulate(keys) - segments.astype(np.int64) * span]
+
+
+def segment_bounds(keys: np.ndarray, count: int) -> np.ndarray:
+    """Where each of the keys 0 … count-1 starts in sorted `keys`, and where the last ends (count + 1 offsets)."""
+    return np.searchsorted(keys, np.arange(count + 1), side="left")
+
+
+def merged(starts: np.ndarray, ends: np.ndarray, segments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals (sorted by segment, then start) merged per segment where they overlap or touch: which interval opens
+    each merged one (a bool mask) and the merged ones' ends (at the intervals that open them)."""
+    if not len(starts):
+        return np.zeros(0, dtype=bool), starts.copy()
+    reach = segment_running_max(ends, segments)
+    opens = np.ones(len(starts), dtype=bool)
+    opens[1:] = (segments[1:] != segments[:-1]) | (starts[1:] > reach[:-1])
+    closes = np.flatnonzero(np.r_[opens[1:], True])
+    return opens, reach[closes]
