@@ -26,9 +26,10 @@ sys.path.insert(0, str(REPO))
 
 
 def decoded(path: Path) -> list:
-    from proton_tui.hatchet.chrome_trace import TRACE_DOCUMENT
+    from proton_tui.hatchet.chrome_trace import EVENTS, TRACE_INDEX
 
-    return [event for event in TRACE_DOCUMENT.decode(path.read_bytes()).traceEvents if event.ph == "X"]
+    pieces = TRACE_INDEX.decode(path.read_bytes()).traceEvents
+    return [event for event in EVENTS.decode(b"[" + b",".join(pieces) + b"]") if event.ph == "X"]
 
 
 def with_numpy(events: list) -> dict:

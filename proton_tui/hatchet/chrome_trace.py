@@ -7,6 +7,7 @@ event."""
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -39,25 +40,41 @@ class RawEvent(msgspec.Struct, gc=False):
     args: msgspec.Raw = msgspec.Raw(b"{}")  # kept as the file's bytes until read: most events' are never needed
 
 
-class RawTrace(msgspec.Struct, gc=False):
-    traceEvents: list[RawEvent]
+class RawIndex(msgspec.Struct, gc=False):
+    """The file's events left as their bytes (each a view into the file), read a piece at a time."""
+
+    traceEvents: list[msgspec.Raw]
     baseTimeNanoseconds: int | None = None
 
 
-TRACE_DOCUMENT = msgspec.json.Decoder(RawTrace)
+TRACE_INDEX = msgspec.json.Decoder(RawIndex)
+EVENTS = msgspec.json.Decoder(list[RawEvent])
 FIELD_AT = re.compile(r"\$\.traceEvents\[(\d+)\](?:\.(\w+))?")
+PIECE_AT = re.compile(r"\$\[(\d+)\]")
+PIECE_EVENTS = 16384  # events decoded at a time: ~13 MB of objects in the 83 MB instrumentation trace, not all of it
 
 
 def decode_trace(data) -> Trace:
-    """A `.chrome_trace` file's bytes as a Trace, decoded straight into compact structures; TraceError, or
+    """A `.chrome_trace` file's bytes as a Trace, its events decoded a piece at a time into columns; TraceError, or
     msgspec's DecodeError for bytes that are not JSON (the caller's parser words that)."""
     try:
-        raw = TRACE_DOCUMENT.decode(data)  # its events' Raw arguments point into `data` until each is read
+        index = TRACE_INDEX.decode(data)
     except msgspec.ValidationError as error:
         if "missing required field `traceEvents`" in str(error):
             raise NotATrace(str(error)) from None
-        raise TraceError(_validation_text(error)) from None
-    return _read(raw)
+        raise TraceError(_validation_text(str(error))) from None
+    pieces, base = index.traceEvents, index.baseTimeNanoseconds
+    del index
+    columns = _Columns()
+    for first in range(0, len(pieces), PIECE_EVENTS):
+        try:
+            events = EVENTS.decode(b"[" + b",".join(pieces[first:first + PIECE_EVENTS]) + b"]")
+        except msgspec.ValidationError as error:
+            text = PIECE_AT.sub(lambda found: f"$.traceEvents[{first + int(found[1])}]", str(error), count=1)
+            raise TraceError(_validation_text(text)) from None
+        pieces[first:first + PIECE_EVENTS] = [None] * len(events)  # read: let the views into the file go
+        columns.add(events, first)
+    return columns.trace(base)
 
 
 def read_trace(document: dict) -> Trace:
@@ -65,8 +82,7 @@ def read_trace(document: dict) -> Trace:
     return decode_trace(msgspec.json.encode(document))
 
 
-def _validation_text(error: msgspec.ValidationError) -> str:
-    text = str(error)
+def _validation_text(text: str) -> str:
     found = FIELD_AT.search(text)
     if found is None:
         return "'traceEvents' is not a list" if "traceEvents" in text else text
@@ -78,66 +94,102 @@ def _validation_text(error: msgspec.ValidationError) -> str:
     return f"event {number}: '{field}' {text.split(' - at ')[0].lower()}"
 
 
-def _read(raw: RawTrace) -> Trace:
-    """Lanes, events as columns (their names, categories, call stacks and argument texts interned) and flows from
-    the decoded file; the decoded events are let go once their columns are made."""
-    events_in, base = raw.traceEvents, raw.baseTimeNanoseconds
-    del raw
-    names, orders = _lane_metadata(events_in)
-    complete = [event for event in events_in if event.ph == "X"]
-    starts = [(event.pid, event.tid, event.ts, event.id) for event in events_in
-              if event.ph == "s" and _number(event.ts)]
-    finishes = [(event.pid, event.tid, event.ts, event.id) for event in events_in
-                if event.ph == "f" and _number(event.ts)]
-    metric_events = sum(1 for event in events_in if event.cat == "metric" and event.ph != "X"
-                        and not (event.ph in ("s", "f") and _number(event.ts)))
-    ts = np.array([event.ts for event in complete], dtype=np.float64)  # null (a missing time) reads as NaN
-    dur = np.array([0.0 if event.dur is None else event.dur for event in complete], dtype=np.float64)
-    bad = ~np.isfinite(ts) | ~np.isfinite(dur) | (dur < 0)
-    if bad.any():
-        event = complete[int(np.argmax(bad))]
-        number = next(at for at, found in enumerate(events_in) if found is event)
-        raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
-    lane_of: dict[tuple, int] = {}
-    lane = np.array([lane_of.setdefault((event.pid, event.tid), len(lane_of)) for event in complete], dtype=np.int32)
-    interned: tuple[dict, dict, dict] = ({}, {}, {})
-    name_ids, category_ids, arg_ids = interned
-    name = np.array([name_ids.setdefault(event.name, len(name_ids)) for event in complete], dtype=np.int32)
-    category = np.array([category_ids.setdefault(event.cat, len(category_ids)) for event in complete], dtype=np.int32)
-    arg = np.array([arg_ids.setdefault(bytes(event.args), len(arg_ids)) for event in complete], dtype=np.int32)
-    del complete, events_in
-    args = list(arg_ids)
-    stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
-    lanes = [_lane(key, names, orders) for key in lane_of]
-    order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
-    renumber = np.empty(len(lanes), dtype=np.int32)
-    renumber[order] = np.arange(len(lanes), dtype=np.int32)
-    lane = renumber[lane] if len(lanes) else lane
-    start = ts * NS_PER_US
-    origin = start.min() if len(start) else 0.0
-    start -= origin
-    duration = dur * NS_PER_US
-    by = np.lexsort((start, lane))  # stable: equal starts keep the file's order
-    columns = Columns(start[by], duration[by], lane[by], name[by], category[by],
-                      stack_of_arg[arg[by]] if len(args) else arg, arg[by], list(name_ids), list(category_ids),
-                      stacks, args, metrics)
-    lanes = [lanes[i] for i in order]
-    lane_number = {key: int(renumber[old]) for old, key in enumerate(lane_of)}
-    flow_count, launches = _flows(columns, lane_number, starts, finishes, float(origin))
-    return Trace(lanes, columns, flow_count, launches, base, metric_events)
+PID, TID, NAME, CATEGORY, ARGS_OF, TS, DUR, ID = (attrgetter(name) for name in ("pid", "tid", "name", "cat", "args",
+                                                                             "ts", "dur", "id"))
+
+
+def _ids(values: list, table: dict) -> np.ndarray:
+    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones."""
+    for value in dict.fromkeys(values):
+        table.setdefault(value, len(table))
+    return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+class _Columns:
+    """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields, the flow
+    points, the lanes' metadata; `trace` puts them in lane then start order."""
+
+    def __init__(self) -> None:
+        self.lane_keys: dict = {}
+        self.names: dict = {}
+        self.categories: dict = {}
+        self.args: dict = {}
+        self.flow_ids: dict = {}
+        self.flow_keys: dict = {}  # the (pid, tid) of flow points
+        self.parts: list[tuple[np.ndarray, ...]] = []
+        self.flows: dict[str, list[tuple[np.ndarray, ...]]] = {"s": [], "f": []}
+        self.lane_names: dict[tuple, str] = {}
+        self.orders: dict[tuple, float] = {}
+        self.metric_events = 0
+
+    def add(self, events: list[RawEvent], first: int) -> None:
+        """One piece of the file's events (`first`: the number of its first)."""
+        names, orders = _lane_metadata(events)
+        self.lane_names.update(names)
+        self.orders.update(orders)
+        complete = [event for event in events if event.ph == "X"]
+        ts = np.array(list(map(TS, complete)), dtype=np.float64)  # null (a missing time) reads as NaN
+        dur = np.array(list(map(DUR, complete)), dtype=np.float64)
+        dur[np.isnan(dur)] = 0.0  # no duration: an instant
+        bad = ~np.isfinite(ts) | ~np.isfinite(dur) | (dur < 0)
+        if bad.any():
+            event = complete[int(np.argmax(bad))]
+            number = first + next(at for at, found in enumerate(events) if found is event)
+            raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
+        self.parts.append((ts, dur, _ids(list(zip(map(PID, complete), map(TID, complete))), self.lane_keys),
+                           _ids(list(map(NAME, complete)), self.names),
+                           _ids(list(map(CATEGORY, complete)), self.categories),
+                           _ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
+        for phase, found in self.flows.items():
+            points = [event for event in events if event.ph == phase and _number(event.ts)]
+            if points:
+                found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys),
+                              np.array(list(map(TS, points)), dtype=np.float64),
+                              _ids(list(map(ID, points)), self.flow_ids)))
+        self.metric_events += sum(1 for event in events if event.cat == "metric" and event.ph != "X"
+                                  and not (event.ph in ("s", "f") and _number(event.ts)))
+
+    def trace(self, base: int | None) -> Trace:
+        ts, dur, lane, name, category, arg = (np.concatenate([part[at] for part in self.parts]) if self.parts
+                                              else np.zeros(0, dtype=np.float64 if at < 2 else np.int32)
+                                              for at in range(6))
+        self.parts = []
+        # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
+        lanes = [_lane(key, self.lane_names, self.orders) for key in self.lane_keys]
+        order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
+        number_of_key = np.zeros(len(lanes), dtype=np.int32)
+        number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
+        lane = number_of_key[lane] if len(lanes) else lane
+        flow_lane = np.array([number_of_key[at] if (at := self.lane_keys.get(key)) is not None else -1
+                              for key in self.flow_keys], dtype=np.int64)
+        start = ts * NS_PER_US
+        origin = start.min() if len(start) else 0.0
+        start -= origin
+        by = np.lexsort((start, lane))  # stable: equal starts keep the file's order
+        args = list(self.args)
+        stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
+        columns = Columns(start[by], (dur * NS_PER_US)[by], lane[by], name[by], category[by],
+                          stack_of_arg[arg[by]] if len(args) else arg, arg[by], list(self.names),
+                          list(self.categories), stacks, args, metrics)
+        flows = {phase: tuple(np.concatenate([part[at] for part in parts]) for at in range(3)) if parts else None
+                 for phase, parts in self.flows.items()}
+        for phase, found in flows.items():
+            if found is not None:
+                flows[phase] = (flow_lane[found[0]], found[1] * NS_PER_US - origin, found[2])
+        flow_count, launches = _flows(columns, flows["s"], flows["f"])
+        return Trace([lanes[i] for i in order], columns, flow_count, launches, base, self.metric_events)
 
 
 def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float]]:
     """The lanes' names and sort indices, from the metadata (`M`) events, by (pid, tid)."""
     names: dict[tuple, str] = {}
     orders: dict[tuple, float] = {}
-    for event in events:
-        if event.ph == "M":
-            key, args = (event.pid, event.tid), _args(event)
-            if event.name == "thread_name" and isinstance(args.get("name"), str):
-                names[key] = args["name"]
-            elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
-                orders[key] = float(args["sort_index"])
+    for event in [event for event in events if event.ph == "M"]:
+        key, args = (event.pid, event.tid), _args(event)
+        if event.name == "thread_name" and isinstance(args.get("name"), str):
+            names[key] = args["name"]
+        elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
+            orders[key] = float(args["sort_index"])
     return names, orders
 
 
@@ -165,38 +217,34 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     return Lane(key[0], key[1], name, kind, order)
 
 
-def _flows(columns: Columns, lane_of: dict, starts: list, finishes: list, origin: float) -> tuple[int, dict[int, int]]:
+def _flows(columns: Columns, starts: tuple | None, finishes: tuple | None) -> tuple[int, dict[int, int]]:
     """How many `launch->kernel` flows end at a kernel's start, and, where a flow starts at an event on a CPU lane,
-    which event launched which kernel (kernel index → launch index)."""
-    if not starts or not finishes or not len(columns):
+    which event launched which kernel (kernel index → launch index). A flow point is (lane, time, flow id)."""
+    if starts is None or finishes is None or not len(columns):
         return 0, {}
-    def at(flows: list) -> np.ndarray:
+    # events are sorted by lane, then start: search (lane, rank of time) pairs, the ranks being exact
+    distinct, rank = np.unique(np.concatenate([columns.start, starts[1], finishes[1]]), return_inverse=True)
+    span = np.int64(len(distinct))
+    keys = columns.lane.astype(np.int64) * span + rank[:len(columns)]
+
+    def at(lanes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         """The event each flow point is at: on its lane, starting at its time (-1: none)."""
-        lanes = np.array([lane_of.get((pid, tid), -1) for pid, tid, _, _ in flows], dtype=np.int64)
-        times = np.array([ts for _, _, ts, _ in flows], dtype=np.float64) * NS_PER_US - origin
-        # events are sorted by lane, then start: search (lane, rank of time) pairs, ranks being exact
-        distinct, rank = np.unique(np.concatenate([columns.start, times]), return_inverse=True)
-        span = np.int64(len(distinct))
-        keys = columns.lane.astype(np.int64) * span + rank[:len(columns)]
-        wanted = lanes * span + rank[len(columns):]
+        wanted = lanes.astype(np.int64) * span + ranks
         where = np.searchsorted(keys, wanted)
         found = np.minimum(where, len(keys) - 1)
         return np.where((lanes >= 0) & (where < len(keys)) & (keys[found] == wanted), found, -1)
 
-    launched_by = {}
-    for (_, _, _, flow_id), launch in zip(starts, at(starts).tolist()):
-        if launch >= 0:
-            launched_by[flow_id] = launch
-    start_ids = {flow_id for _, _, _, flow_id in starts}
-    kernel = columns.category_mask("kernel")
-    count, launches = 0, {}
-    for (_, _, _, flow_id), found in zip(finishes, at(finishes).tolist()):
-        if found < 0 or flow_id not in start_ids or not kernel[found]:
-            continue
-        count += 1
-        if flow_id in launched_by:
-            launches[found] = launched_by[flow_id]
-    return count, launches
+    launch = at(starts[0], rank[len(columns):len(columns) + len(starts[1])])
+    kernel = at(finishes[0], rank[len(columns) + len(starts[1]):])
+    launched_by = np.full(int(np.concatenate([starts[2], finishes[2]]).max()) + 1, -1, dtype=np.int64)
+    began = launch >= 0
+    launched_by[starts[2][began]] = launch[began]  # the last start of an id wins, as in a dict
+    started = np.zeros(len(launched_by), dtype=bool)
+    started[starts[2]] = True
+    counted = (kernel >= 0) & started[finishes[2]]
+    counted[counted] &= columns.category_mask("kernel")[kernel[counted]]
+    linked = counted & (launched_by[finishes[2]] >= 0)
+    return int(counted.sum()), dict(zip(kernel[linked].tolist(), launched_by[finishes[2][linked]].tolist()))
 
 
 def _number(value) -> bool:

@@ -39,17 +39,19 @@ def lane_summaries(trace: Trace) -> list[LaneSummary]:
     others = np.flatnonzero(~columns.category_mask("kernel"))
     other_counts: list[dict[str, int]] = [{} for _ in range(count)]
     if len(others):
-        pairs, counted = np.unique(np.stack([columns.lane[others].astype(np.int64),
-                                             columns.category[others].astype(np.int64)]), axis=1, return_counts=True)
-        for (lane, category), number in zip(pairs.T.tolist(), counted.tolist()):
-            other_counts[lane][columns.categories[category]] = number
+        span = len(columns.categories)
+        pairs, counted = np.unique(columns.lane[others].astype(np.int64) * span + columns.category[others],
+                                   return_counts=True)
+        for pair, number in zip(pairs.tolist(), counted.tolist()):
+            other_counts[pair // span][columns.categories[pair % span]] = number
     summaries = []
+    shared = (starts_of, ends_of)
     for lane in range(count):
         low, high = groups[lane], groups[lane + 1]
-        gaps = list(zip(ends_of[low:high - 1], starts_of[low + 1:high]))
         kernels_here = bounds[lane + 1] - bounds[lane]
         active = latest[lane] - first_start[bounds[lane]] if kernels_here else 0.0
-        summaries.append(LaneSummary(kernels_here, sum(lengths[low:high], 0.0), gaps, active, other_counts[lane]))
+        summaries.append(LaneSummary(kernels_here, sum(lengths[low:high], 0.0), active, other_counts[lane], shared,
+                                     low, high))
     return summaries
 
 

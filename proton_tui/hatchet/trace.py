@@ -31,16 +31,22 @@ class Lane:
     order: float
 
 
-@dataclass(frozen=True)
 class LaneSummary:
     """What a lane's events add up to: its kernels' count, busy time (their union, overlaps counted once), idle gaps
-    between its first kernel's start and its last one's end, that span, and how many events of other categories."""
+    between its first kernel's start and its last one's end (made when asked for), that span, and how many events
+    of other categories."""
 
-    kernels: int
-    busy: float
-    gaps: list[tuple[float, float]]
-    active: float
-    others: dict[str, int]
+    __slots__ = ("kernels", "busy", "active", "others", "_merged", "_low", "_high")
+
+    def __init__(self, kernels: int, busy: float, active: float, others: dict[str, int],
+                 merged: tuple[list[float], list[float]], low: int, high: int) -> None:
+        self.kernels, self.busy, self.active, self.others = kernels, busy, active, others
+        self._merged, self._low, self._high = merged, low, high  # the merged intervals' starts and ends, its run
+
+    @property
+    def gaps(self) -> list[tuple[float, float]]:
+        starts, ends = self._merged
+        return list(zip(ends[self._low:self._high - 1], starts[self._low + 1:self._high]))
 
     @property
     def idle(self) -> float:

@@ -27,6 +27,7 @@ ones (exact: it may end in .5). p99: nearest rank, the value at rank ⌈0.99 · 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -84,10 +85,32 @@ class Samples:
         warp, launch, cycles, event = (column.tolist() for column in (self.warp, self.launch, self.cycles, self.event))
         return tuple(Sample(self.warps[warp[i]], launch[i], cycles[i], event[i]) for i in picked)
 
+    def at(self, index: int) -> Sample:
+        return Sample(self.warps[int(self.warp[index])], int(self.launch[index]), int(self.cycles[index]),
+                      int(self.event[index]))
+
     @staticmethod
     def joined(parts: list[Samples]) -> Samples:
         return Samples(parts[0].warps, *(np.concatenate([getattr(part, name) for part in parts])
                                          for name in ("warp", "launch", "cycles", "event")))
+
+
+class SampleRows(Sequence):
+    """Some of a scope's samples (`at`, indices into its table), each made when asked for."""
+
+    def __init__(self, table: Samples, at: np.ndarray) -> None:
+        self.table, self.positions = table, at
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.table.rows(self.positions[index])
+        return self.table.at(int(self.positions[index]))
+
+    def __iter__(self):
+        return iter(self.table.rows(self.positions))
 
 
 @dataclass(frozen=True)
@@ -100,7 +123,7 @@ class ScopeStats:
     median: float
     p99: int
     max: int
-    stragglers: tuple[Sample, ...]
+    stragglers: Sequence[Sample]
     table: Samples = field(repr=False, compare=False)
 
     @property
@@ -126,12 +149,13 @@ class Launch:
     events: list[int]
     scopes: dict[str, ScopeStats]
     counts: tuple[int, int, int]  # warps, SMs, CTAs
-    _runs: tuple = field(repr=False, default=())  # (warp, line, events) per lane, in the timeline's order
+    _runs: Callable[[], Iterator[tuple[Warp, int, list[int]]]] = field(repr=False, default=lambda: iter(()))
 
     @cached_property
     def warps(self) -> dict[Warp, dict[int, list[int]]]:
+        """Each warp's events per line, the warps in the timeline's order (made when first asked for)."""
         warps: dict[Warp, dict[int, list[int]]] = {}
-        for warp, line, events in self._runs:
+        for warp, line, events in self._runs():
             lines = warps.get(warp)
             if lines is None:
                 lines = warps[warp] = {}
@@ -232,7 +256,7 @@ def scope_stats(name: str, table: Samples) -> ScopeStats:
         mid = total // 2 if total % 2 == 0 else total / 2
     slow = np.flatnonzero((table.cycles > p99) | (table.cycles == top))
     slow = slow[np.lexsort((table.warp[slow], table.launch[slow], -table.cycles[slow]))]
-    return ScopeStats(name, count, int(values[0]), mid, p99, top, table.rows(slow), table)
+    return ScopeStats(name, count, int(values[0]), mid, p99, top, SampleRows(table, slow), table)
 
 
 def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
@@ -319,9 +343,13 @@ def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: 
         samples[columns.names[name]] = Samples(order.warps, group_warp[low:high], np.full(high - low, number),
                                                cycles[low:high], longest[low:high])
     scopes = {name: scope_stats(name, table) for name, table in samples.items()}
-    lane_cuts = np.flatnonzero(lanes[1:] != lanes[:-1]) + 1
-    runs = tuple((order.warps[int(warps[piece[0]])], int(order.line[lanes[piece[0]]]), walk[piece].tolist())
-                 for piece in np.split(np.arange(len(walk)), lane_cuts))
+
+    def runs() -> Iterator[tuple[Warp, int, list[int]]]:
+        """(warp, line, events) per lane, in the walk's order."""
+        cuts = (np.flatnonzero(lanes[1:] != lanes[:-1]) + 1).tolist()
+        events, lane_warps, lines = walk.tolist(), warps.tolist(), order.line[lanes].tolist()
+        for low, high in zip([0, *cuts], [*cuts, len(events)]):
+            yield order.warps[lane_warps[low]], lines[low], events[low:high]
     distinct = np.unique(warps)
     counts = (len(distinct), len(np.unique(order.sm[lanes])),
               len(np.unique(order.sm[lanes] * (int(order.cta.max()) + 1) + order.cta[lanes])))
