@@ -141,13 +141,17 @@ class _Columns:
                            _ids(list(map(CATEGORY, complete)), self.categories),
                            _ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
         for phase, found in self.flows.items():
-            points = [event for event in events if event.ph == phase and _number(event.ts)]
+            points = [event for event in events if event.ph == phase]
+            times = np.array(list(map(TS, points)), dtype=np.float64)
+            timed = np.isfinite(times)  # a flow point without a time is left out
+            if not timed.all():
+                points = [point for point, keep in zip(points, timed.tolist()) if keep]
+                times = times[timed]
             if points:
-                found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys),
-                              np.array(list(map(TS, points)), dtype=np.float64),
+                found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys), times,
                               _ids(list(map(ID, points)), self.flow_ids)))
-        self.metric_events += sum(1 for event in events if event.cat == "metric" and event.ph != "X"
-                                  and not (event.ph in ("s", "f") and _number(event.ts)))
+        self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
+                                  if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
 
     def trace(self, base: int | None) -> Trace:
         ts, dur, lane, name, category, arg = (np.concatenate([part[at] for part in self.parts]) if self.parts

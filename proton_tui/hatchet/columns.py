@@ -37,12 +37,13 @@ class Event:
 class ArgsShape(msgspec.Struct, gc=False):
     """What the views read of an event's arguments: its call stack and its launch metadata."""
 
-    call_stack: list | None = None
+    call_stack: tuple[str, ...] | None = None
     metrics: dict | None = None
 
 
 ARGS = msgspec.json.Decoder(ArgsShape)
 SHAPES = msgspec.json.Decoder(list[ArgsShape])
+ARGS_PIECE = 16384  # argument texts decoded at a time
 
 
 @dataclass
@@ -106,23 +107,43 @@ def decoded_args(text: bytes) -> dict:
 
 def arg_tables(args: list[bytes], launch_metrics) -> tuple[np.ndarray, list[tuple[str, ...]], dict[str, np.ndarray]]:
     """For each argument text: its call stack (an id into the stacks, 0 the empty one) and its launch metadata's
-    numbers as `launch_metrics` reads them (a column per key, NaN where an argument has none), all decoded at once."""
-    try:
-        shapes = SHAPES.decode(b"[" + b",".join(args) + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):  # one of another shape: each alone
-        shapes = [args_shape(text) for text in args]
+    numbers as `launch_metrics` reads them (a column per key, NaN where an argument has none), decoded a piece at a
+    time, the numbers of a key converted for all the arguments that hold it at once."""
     stacks: dict[tuple, int] = {(): 0}
-    stack_of = np.array([stacks.setdefault(tuple(str(frame) for frame in shape.call_stack), len(stacks))
-                         if shape.call_stack is not None else 0 for shape in shapes], dtype=np.int32)
+    stack_of = np.zeros(len(args), dtype=np.int32)
     metrics: dict[str, np.ndarray] = {}
-    for at, shape in enumerate(shapes):
-        if shape.metrics:
-            for key, value in launch_metrics(shape.metrics).items():
-                column = metrics.get(key)
-                if column is None:
-                    column = metrics[key] = np.full(len(args), np.nan)
-                column[at] = value
+    for first in range(0, len(args), ARGS_PIECE):
+        piece = args[first:first + ARGS_PIECE]
+        try:
+            shapes = SHAPES.decode(b"[" + b",".join(piece) + b"]")
+        except (msgspec.DecodeError, msgspec.ValidationError):  # one of another shape: each alone
+            shapes = [args_shape(text) for text in piece]
+        found = [shape.call_stack or () for shape in shapes]
+        for stack in dict.fromkeys(found):
+            stacks.setdefault(stack, len(stacks))
+        stack_of[first:first + len(piece)] = list(map(stacks.__getitem__, found))
+        held = [shape.metrics or NO_ARGS for shape in shapes]
+        for key in dict.fromkeys(key for found in dict.fromkeys(map(tuple, held)) for key in found):  # as first used
+            if key == "bytes" or str(key).startswith("flops"):
+                values = _numbers([found.get(key) for found in held], launch_metrics, key)
+                kept = np.flatnonzero(~np.isnan(values))
+                if len(kept):
+                    column = metrics.get(str(key))
+                    if column is None:
+                        column = metrics[str(key)] = np.full(len(args), np.nan)
+                    column[first + kept] = values[kept]
     return stack_of, list(stacks), metrics
+
+
+def _numbers(values: list, launch_metrics, key) -> np.ndarray:
+    """Launch metadata values as numbers (NaN for those `launch_metrics` leaves out: not a finite number ≥ 0)."""
+    try:
+        numbers = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):  # one is not a number: each alone
+        return np.array([launch_metrics({key: value}).get(str(key), np.nan) if value is not None else np.nan
+                         for value in values], dtype=np.float64)
+    numbers[~np.isfinite(numbers) | (numbers < 0)] = np.nan
+    return numbers
 
 
 def args_shape(text: bytes) -> ArgsShape:
@@ -132,7 +153,8 @@ def args_shape(text: bytes) -> ArgsShape:
     except (msgspec.DecodeError, msgspec.ValidationError):  # another shape: the fields that are right
         args = decoded_args(text)
         stack, metrics = args.get("call_stack"), args.get("metrics")
-        return ArgsShape(stack if isinstance(stack, list) else None, metrics if isinstance(metrics, dict) else None)
+        return ArgsShape(tuple(str(frame) for frame in stack) if isinstance(stack, list) else None,
+                         metrics if isinstance(metrics, dict) else None)
 
 
 class EventList(Sequence):
