@@ -12,7 +12,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from proton_tui.hatchet.columns import NO_ARGS, Columns, arg_tables
+from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables
 from proton_tui.hatchet.trace import CPU, GPU, OTHER, WARP, WARP_PID, Lane, Trace, launch_metrics
 
 NS_PER_US = 1000.0
@@ -105,6 +105,21 @@ def _ids(values: list, table: dict) -> np.ndarray:
     return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
 
 
+def _flow_ids(values: list, table: dict) -> np.ndarray:
+    """Flow ids as numbers: whole numbers as they are (shifted past the ids of `table`, which numbers any other
+    kind of id: text, a float, none)."""
+    try:
+        numbers = np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        numbers = None
+    if numbers is None or not all(type(value) is int for value in values):
+        found = np.empty(len(values), dtype=np.int64)
+        for at, value in enumerate(values):
+            found[at] = -1 - table.setdefault(value, len(table))  # other ids: negative, apart from the numbers
+        return found
+    return numbers
+
+
 class _Columns:
     """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields, the flow
     points, the lanes' metadata; `trace` puts them in lane then start order."""
@@ -149,7 +164,7 @@ class _Columns:
                 times = times[timed]
             if points:
                 found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys), times,
-                              _ids(list(map(ID, points)), self.flow_ids)))
+                              _flow_ids(list(map(ID, points)), self.flow_ids)))
         self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
                                   if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
 
@@ -225,7 +240,7 @@ def _flows(columns: Columns, starts: tuple | None, finishes: tuple | None) -> tu
     """How many `launch->kernel` flows end at a kernel's start, and, where a flow starts at an event on a CPU lane,
     which event launched which kernel (kernel index → launch index). A flow point is (lane, time, flow id)."""
     if starts is None or finishes is None or not len(columns):
-        return 0, {}
+        return 0, IndexMap(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     # events are sorted by lane, then start: search (lane, rank of time) pairs, the ranks being exact
     distinct, rank = np.unique(np.concatenate([columns.start, starts[1], finishes[1]]), return_inverse=True)
     span = np.int64(len(distinct))
@@ -240,15 +255,19 @@ def _flows(columns: Columns, starts: tuple | None, finishes: tuple | None) -> tu
 
     launch = at(starts[0], rank[len(columns):len(columns) + len(starts[1])])
     kernel = at(finishes[0], rank[len(columns) + len(starts[1]):])
-    launched_by = np.full(int(np.concatenate([starts[2], finishes[2]]).max()) + 1, -1, dtype=np.int64)
+    ids, dense = np.unique(np.concatenate([starts[2], finishes[2]]), return_inverse=True)
+    start_ids, finish_ids = dense[:len(starts[2])], dense[len(starts[2]):]
+    launched_by = np.full(len(ids), -1, dtype=np.int64)
     began = launch >= 0
-    launched_by[starts[2][began]] = launch[began]  # the last start of an id wins, as in a dict
-    started = np.zeros(len(launched_by), dtype=bool)
-    started[starts[2]] = True
-    counted = (kernel >= 0) & started[finishes[2]]
+    launched_by[start_ids[began]] = launch[began]  # the last start of an id wins, as in a dict
+    started = np.zeros(len(ids), dtype=bool)
+    started[start_ids] = True
+    counted = (kernel >= 0) & started[finish_ids]
     counted[counted] &= columns.category_mask("kernel")[kernel[counted]]
-    linked = counted & (launched_by[finishes[2]] >= 0)
-    return int(counted.sum()), dict(zip(kernel[linked].tolist(), launched_by[finishes[2][linked]].tolist()))
+    linked = np.flatnonzero(counted & (launched_by[finish_ids] >= 0))
+    # a kernel reached by more than one flow: the last one's launch, as a dict would keep it
+    kernels, last = np.unique(kernel[linked][::-1], return_index=True)
+    return int(counted.sum()), IndexMap(kernels, launched_by[finish_ids[linked[::-1][last]]])
 
 
 def _number(value) -> bool:

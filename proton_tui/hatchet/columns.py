@@ -8,7 +8,7 @@ not on values shifted by an offset (which would round), and sums that must equal
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -182,6 +182,26 @@ class EventList(Sequence):
         return list(self) == list(other) if isinstance(other, (list, EventList)) else NotImplemented
 
     __hash__ = None
+
+
+class IndexMap(Mapping):
+    """Event index → event index, held as two arrays (keys sorted): a mapping of a million events in 16 MB."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys_, self.values_ = keys[order], values[order]
+
+    def __getitem__(self, key) -> int:
+        at = int(np.searchsorted(self.keys_, key))
+        if at < len(self.keys_) and self.keys_[at] == key:
+            return int(self.values_[at])
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.keys_.tolist())
+
+    def __len__(self) -> int:
+        return len(self.keys_)
 
 
 def segment_running_max(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
