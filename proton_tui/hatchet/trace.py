@@ -68,7 +68,7 @@ class Trace:
     events: Sequence[Event] = field(init=False, repr=False)
     _lanes_index: dict = field(default_factory=dict, repr=False)
     _summaries: list | None = field(default=None, repr=False)
-    _by_name: dict | None = field(default=None, repr=False)
+    _by_name: dict = field(default_factory=dict, repr=False)
     _warp_launches: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -142,23 +142,21 @@ class Trace:
         return summary.busy, summary.gaps
 
     def launches_of(self, name: str) -> list[int]:
-        """The kernel events of one name in time order, on any lane (computed once for all names)."""
-        if self._by_name is None:
+        """The kernel events of one name in time order, on any lane (computed once per name)."""
+        found = self._by_name.get(name)
+        if found is None:
             columns = self.columns
-            kernels = np.flatnonzero(columns.category_mask("kernel"))
-            order = kernels[np.lexsort((kernels, columns.start[kernels], columns.name[kernels]))]
-            names = columns.name[order]
-            cuts = np.flatnonzero(names[1:] != names[:-1]) + 1
-            self._by_name = {columns.name_of(int(piece[0])):
-                             (piece.tolist(), columns.start[piece].tolist()) for piece in np.split(order, cuts)
-                             if len(piece)}
-        return self._by_name.get(name, ([], []))[0]
+            wanted = columns.names.index(name) if name in columns.names else -1
+            picked = np.flatnonzero((columns.name == wanted) & columns.category_mask("kernel"))
+            order = picked[np.argsort(columns.start[picked], kind="stable")]  # equal starts: in column order
+            found = self._by_name[name] = (order.tolist(), columns.start[order].tolist())
+        return found[0]
 
     def next_launch(self, index: int, step: int = 1) -> int | None:
         """The next (step 1) or previous (-1) kernel event of the same name, in time order, on any lane."""
         name = self.columns.name_of(index)
         order = self.launches_of(name)
-        starts = self._by_name.get(name, ([], []))[1]
+        starts = self._by_name[name][1]
         at = bisect.bisect_left(starts, float(self.columns.start[index]))  # its place among them by start time
         while at < len(order) and order[at] != index:
             at += 1
