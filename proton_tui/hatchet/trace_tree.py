@@ -133,8 +133,9 @@ def _enclosing(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> np.n
     running maxima of the ends over blocks of 2^k events."""
     count = len(starts)
     first = np.searchsorted(groups, groups, side="left")  # each event's group starts here
+    longest = int((np.arange(count) - first).max()) + 1 if count else 0  # the most events a group holds
     tables = [ends]
-    while (1 << len(tables)) <= count:
+    while (1 << len(tables)) <= longest:  # blocks no longer than a group: a search never leaves its group
         width, last = 1 << (len(tables) - 1), tables[-1]
         tables.append(np.concatenate([last[:width], np.maximum(last[width:], last[:-width])]))
     position = np.arange(count, dtype=np.int64) - 1  # the block of events skipped ends here
