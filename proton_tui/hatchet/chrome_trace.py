@@ -13,7 +13,8 @@ import msgspec
 import numpy as np
 
 from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables
-from proton_tui.hatchet.trace import CPU, GPU, OTHER, WARP, WARP_PID, Lane, Trace, launch_metrics
+from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, WARP_PID, Lane, launch_metrics
+from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
 

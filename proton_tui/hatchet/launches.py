@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proton_tui.hatchet.columns import merged, segment_bounds
-from proton_tui.hatchet.trace import LaneSummary, WarpLane, warp_lane
+from proton_tui.hatchet.lanes import LaneSummary, WarpLane, warp_lane
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace

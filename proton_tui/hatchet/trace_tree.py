@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from proton_tui.hatchet.trace import WARP, WARP_PID
+from proton_tui.hatchet.lanes import WARP, WARP_PID
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace

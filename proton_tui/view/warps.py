@@ -9,7 +9,7 @@ TRACE_UNITS (Proton's writer adds each CTA's start in GPU ns to its cycles). The
 `clock_khz` (the SM clock, e.g. a `.hatchet`'s device_info `clock_rate`) turns cycles into time; without it
 everything stays in cycles.
 
-Launches (`hatchet.trace.split_launches`, which the tree's launch count uses too). Successive launches of a kernel
+Launches (`hatchet.launches.split_launches`, which the tree's launch count uses too). Successive launches of a kernel
 share lanes (a CTA that ran on the same SM again writes into the same lane), and a CTA may run on another SM in the
 next launch, so launches are found by time. The rule, per kernel: its events in start order are cut where one starts
 after every earlier one has ended (a gap in their union); each piece joins the launch before it unless one of its
@@ -34,7 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from proton_tui.hatchet.trace import Trace, WarpLane
+from proton_tui.hatchet.lanes import WarpLane
+from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
 
 P99 = 99
