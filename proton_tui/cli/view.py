@@ -74,7 +74,7 @@ def view(
     slowest named), or a folder of check and doctor reports (a fleet, as check --report-dir writes them)."""
     from proton_tui.console import size_text
     from proton_tui.output.csv_tables import kernel_csv
-    from proton_tui.output.document import json_text, summary_json
+    from proton_tui.output.document import summary_json, write_json
     from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
     from proton_tui.view.display import SORT_KEYS
 
@@ -131,7 +131,7 @@ def view(
         say(f"wrote the {view_name} view to {export}\n")
         return
     if as_json:
-        sys.stdout.write(json_text(summary_json(display)))
+        write_json(summary_json(display), sys.stdout)
     elif as_csv:
         sys.stdout.write(kernel_csv(display, terminal=sys.stdout.isatty()))
     elif kernels or profile.trace is not None:  # a trace: its lanes, then the kernel summary

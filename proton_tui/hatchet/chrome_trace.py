@@ -6,12 +6,15 @@ event."""
 
 from __future__ import annotations
 
-import bisect
 import re
+from operator import attrgetter
 
 import msgspec
+import numpy as np
 
-from proton_tui.hatchet.trace import CPU, GPU, NO_ARGS, OTHER, WARP, WARP_PID, Event, Lane, Trace
+from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables
+from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, WARP_PID, Lane, launch_metrics
+from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
 
@@ -22,14 +25,6 @@ class TraceError(ValueError):
 
 class NotATrace(TraceError):
     """A JSON object without `traceEvents`: not a trace at all (the reader says what it is instead)."""
-
-
-def _shared(pool: dict, key, value=None):
-    """One object for equal values (names, call stacks, argument sets repeat across thousands of events)."""
-    found = pool.get(key)
-    if found is None:
-        found = pool[key] = key if value is None else value
-    return found
 
 
 class RawEvent(msgspec.Struct, gc=False):
@@ -46,25 +41,41 @@ class RawEvent(msgspec.Struct, gc=False):
     args: msgspec.Raw = msgspec.Raw(b"{}")  # kept as the file's bytes until read: most events' are never needed
 
 
-class RawTrace(msgspec.Struct, gc=False):
-    traceEvents: list[RawEvent]
+class RawIndex(msgspec.Struct, gc=False):
+    """The file's events left as their bytes (each a view into the file), read a piece at a time."""
+
+    traceEvents: list[msgspec.Raw]
     baseTimeNanoseconds: int | None = None
 
 
-TRACE_DOCUMENT = msgspec.json.Decoder(RawTrace)
+TRACE_INDEX = msgspec.json.Decoder(RawIndex)
+EVENTS = msgspec.json.Decoder(list[RawEvent])
 FIELD_AT = re.compile(r"\$\.traceEvents\[(\d+)\](?:\.(\w+))?")
+PIECE_AT = re.compile(r"\$\[(\d+)\]")
+PIECE_EVENTS = 16384  # events decoded at a time: ~13 MB of objects in the 83 MB instrumentation trace, not all of it
 
 
 def decode_trace(data) -> Trace:
-    """A `.chrome_trace` file's bytes as a Trace, decoded straight into compact structures; TraceError, or
+    """A `.chrome_trace` file's bytes as a Trace, its events decoded a piece at a time into columns; TraceError, or
     msgspec's DecodeError for bytes that are not JSON (the caller's parser words that)."""
     try:
-        raw = TRACE_DOCUMENT.decode(data)  # its events' Raw arguments point into `data` until each is read
+        index = TRACE_INDEX.decode(data)
     except msgspec.ValidationError as error:
         if "missing required field `traceEvents`" in str(error):
             raise NotATrace(str(error)) from None
-        raise TraceError(_validation_text(error)) from None
-    return _read(raw)
+        raise TraceError(_validation_text(str(error))) from None
+    pieces, base = index.traceEvents, index.baseTimeNanoseconds
+    del index
+    columns = _Columns()
+    for first in range(0, len(pieces), PIECE_EVENTS):
+        try:
+            events = EVENTS.decode(b"[" + b",".join(pieces[first:first + PIECE_EVENTS]) + b"]")
+        except msgspec.ValidationError as error:
+            text = PIECE_AT.sub(lambda found: f"$.traceEvents[{first + int(found[1])}]", str(error), count=1)
+            raise TraceError(_validation_text(text)) from None
+        pieces[first:first + PIECE_EVENTS] = [None] * len(events)  # read: let the views into the file go
+        columns.add(events, first)
+    return columns.trace(base)
 
 
 def read_trace(document: dict) -> Trace:
@@ -72,8 +83,7 @@ def read_trace(document: dict) -> Trace:
     return decode_trace(msgspec.json.encode(document))
 
 
-def _validation_text(error: msgspec.ValidationError) -> str:
-    text = str(error)
+def _validation_text(text: str) -> str:
     found = FIELD_AT.search(text)
     if found is None:
         return "'traceEvents' is not a list" if "traceEvents" in text else text
@@ -85,84 +95,122 @@ def _validation_text(error: msgspec.ValidationError) -> str:
     return f"event {number}: '{field}' {text.split(' - at ')[0].lower()}"
 
 
-def _read(raw: RawTrace) -> Trace:
-    """Lanes, events (their names, call stacks and arguments shared between the events that repeat them) and flows
-    from the decoded file; each raw event is let go once read, so the two never both hold the whole trace."""
-    events_in, base = raw.traceEvents, raw.baseTimeNanoseconds
-    names, orders = _lane_metadata(events_in)
-    lanes: list[Lane] = []
-    lane_of: dict[tuple, int] = {}
-    keys: dict[tuple, tuple] = {}  # one (pid, tid) tuple per lane
-    shared: dict = {}
-    complete: list[Event] = []
-    finishes: dict[tuple, list[tuple[float, object]]] = {}  # lane key → (flow-finish time, flow id)
-    starts: list[tuple[tuple, float, object]] = []  # flow starts on a lane with complete events (CPU launches)
-    start_ids: set = set()
-    metric_events = 0
-    for number in range(len(events_in)):
-        event = events_in[number]
-        events_in[number] = None  # read: let it go
-        phase, key = event.ph, keys.setdefault((event.pid, event.tid), (event.pid, event.tid))
-        if phase == "X":
-            if key not in lane_of:
-                lane_of[key] = len(lanes)
-                lanes.append(_lane(key, names, orders))
-            complete.append(_complete_event(number, event, lane_of[key], shared))
-        elif phase == "s" and _number(event.ts):
-            start_ids.add(event.id)
-            starts.append((key, event.ts * NS_PER_US, event.id))
-        elif phase == "f" and _number(event.ts):
-            finishes.setdefault(key, []).append((event.ts * NS_PER_US, event.id))
-        elif event.cat == "metric":
-            metric_events += 1
-    del events_in, raw
-    origin = min((event.start for event in complete), default=0.0)
-    lanes, renumber = _in_lane_order(complete, lanes, origin)
-    lane_of = {key: renumber[value] for key, value in lane_of.items()}
-    flow_count, launches = _flows(complete, lane_of, starts, start_ids, finishes, origin)
-    return Trace(lanes, complete, flow_count, launches, base, metric_events)
+PID, TID, NAME, CATEGORY, ARGS_OF, TS, DUR, ID = (attrgetter(name) for name in ("pid", "tid", "name", "cat", "args",
+                                                                             "ts", "dur", "id"))
+
+
+def _ids(values: list, table: dict) -> np.ndarray:
+    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones."""
+    for value in dict.fromkeys(values):
+        table.setdefault(value, len(table))
+    return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+def _flow_ids(values: list, table: dict) -> np.ndarray:
+    """Flow ids as numbers: whole numbers as they are (shifted past the ids of `table`, which numbers any other
+    kind of id: text, a float, none)."""
+    try:
+        numbers = np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        numbers = None
+    if numbers is None or not all(type(value) is int for value in values):
+        found = np.empty(len(values), dtype=np.int64)
+        for at, value in enumerate(values):
+            found[at] = -1 - table.setdefault(value, len(table))  # other ids: negative, apart from the numbers
+        return found
+    return numbers
+
+
+class _Columns:
+    """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields, the flow
+    points, the lanes' metadata; `trace` puts them in lane then start order."""
+
+    def __init__(self) -> None:
+        self.lane_keys: dict = {}
+        self.names: dict = {}
+        self.categories: dict = {}
+        self.args: dict = {}
+        self.flow_ids: dict = {}
+        self.flow_keys: dict = {}  # the (pid, tid) of flow points
+        self.parts: list[tuple[np.ndarray, ...]] = []
+        self.flows: dict[str, list[tuple[np.ndarray, ...]]] = {"s": [], "f": []}
+        self.lane_names: dict[tuple, str] = {}
+        self.orders: dict[tuple, float] = {}
+        self.metric_events = 0
+
+    def add(self, events: list[RawEvent], first: int) -> None:
+        """One piece of the file's events (`first`: the number of its first)."""
+        names, orders = _lane_metadata(events)
+        self.lane_names.update(names)
+        self.orders.update(orders)
+        complete = [event for event in events if event.ph == "X"]
+        ts = np.array(list(map(TS, complete)), dtype=np.float64)  # null (a missing time) reads as NaN
+        dur = np.array(list(map(DUR, complete)), dtype=np.float64)
+        dur[np.isnan(dur)] = 0.0  # no duration: an instant
+        bad = ~np.isfinite(ts) | ~np.isfinite(dur) | (dur < 0)
+        if bad.any():
+            event = complete[int(np.argmax(bad))]
+            number = first + next(at for at, found in enumerate(events) if found is event)
+            raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
+        self.parts.append((ts, dur, _ids(list(zip(map(PID, complete), map(TID, complete))), self.lane_keys),
+                           _ids(list(map(NAME, complete)), self.names),
+                           _ids(list(map(CATEGORY, complete)), self.categories),
+                           _ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
+        for phase, found in self.flows.items():
+            points = [event for event in events if event.ph == phase]
+            times = np.array(list(map(TS, points)), dtype=np.float64)
+            timed = np.isfinite(times)  # a flow point without a time is left out
+            if not timed.all():
+                points = [point for point, keep in zip(points, timed.tolist()) if keep]
+                times = times[timed]
+            if points:
+                found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys), times,
+                              _flow_ids(list(map(ID, points)), self.flow_ids)))
+        self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
+                                  if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
+
+    def trace(self, base: int | None) -> Trace:
+        ts, dur, lane, name, category, arg = (np.concatenate([part[at] for part in self.parts]) if self.parts
+                                              else np.zeros(0, dtype=np.float64 if at < 2 else np.int32)
+                                              for at in range(6))
+        self.parts = []
+        # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
+        lanes = [_lane(key, self.lane_names, self.orders) for key in self.lane_keys]
+        order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
+        number_of_key = np.zeros(len(lanes), dtype=np.int32)
+        number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
+        lane = number_of_key[lane] if len(lanes) else lane
+        flow_lane = np.array([number_of_key[at] if (at := self.lane_keys.get(key)) is not None else -1
+                              for key in self.flow_keys], dtype=np.int64)
+        start = ts * NS_PER_US
+        origin = start.min() if len(start) else 0.0
+        start -= origin
+        by = np.lexsort((start, lane))  # stable: equal starts keep the file's order
+        args = list(self.args)
+        stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
+        columns = Columns(start[by], (dur * NS_PER_US)[by], lane[by], name[by], category[by],
+                          stack_of_arg[arg[by]] if len(args) else arg, arg[by], list(self.names),
+                          list(self.categories), stacks, args, metrics)
+        flows = {phase: tuple(np.concatenate([part[at] for part in parts]) for at in range(3)) if parts else None
+                 for phase, parts in self.flows.items()}
+        for phase, found in flows.items():
+            if found is not None:
+                flows[phase] = (flow_lane[found[0]], found[1] * NS_PER_US - origin, found[2])
+        flow_count, launches = _flows(columns, flows["s"], flows["f"])
+        return Trace([lanes[i] for i in order], columns, flow_count, launches, base, self.metric_events)
 
 
 def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float]]:
     """The lanes' names and sort indices, from the metadata (`M`) events, by (pid, tid)."""
     names: dict[tuple, str] = {}
     orders: dict[tuple, float] = {}
-    for event in events:
-        if event.ph == "M":
-            key, args = (event.pid, event.tid), _args(event)
-            if event.name == "thread_name" and isinstance(args.get("name"), str):
-                names[key] = args["name"]
-            elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
-                orders[key] = float(args["sort_index"])
+    for event in [event for event in events if event.ph == "M"]:
+        key, args = (event.pid, event.tid), _args(event)
+        if event.name == "thread_name" and isinstance(args.get("name"), str):
+            names[key] = args["name"]
+        elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
+            orders[key] = float(args["sort_index"])
     return names, orders
-
-
-def _complete_event(number: int, event: RawEvent, lane: int, shared: dict) -> Event:
-    """A complete (`X`) event, its name, category, call stack and other arguments shared (`_shared`); TraceError
-    when its times are not times."""
-    ts, dur = event.ts, event.dur if event.dur is not None else 0.0
-    if ts is None or not _number(ts) or not _number(dur) or dur < 0:
-        raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
-    args = _args(event)
-    stack = args.get("call_stack")
-    stack = _shared(shared, tuple(str(frame) for frame in stack)) if isinstance(stack, list) else ()
-    rest = {k: v for k, v in args.items() if k != "call_stack"} if args else NO_ARGS
-    if rest:
-        rest = _shared(shared, ("args", msgspec.json.encode(rest)), rest)
-    return Event(lane, _shared(shared, event.name), _shared(shared, event.cat), ts * NS_PER_US, dur * NS_PER_US,
-                 stack, rest or NO_ARGS)
-
-
-def _in_lane_order(events: list[Event], lanes: list[Lane], origin: float) -> tuple[list[Lane], dict[int, int]]:
-    """The lanes in order (by sort index, then name) and each one's new number by its old one; the events counted
-    from `origin`, renumbered so and sorted by lane then start."""
-    order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
-    renumber = {old: new for new, old in enumerate(order)}
-    for event in events:
-        event.start -= origin
-        event.lane = renumber[event.lane]
-    events.sort(key=lambda event: (event.lane, event.start))
-    return [lanes[i] for i in order], renumber
 
 
 def _args(event: RawEvent) -> dict:
@@ -189,41 +237,38 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     return Lane(key[0], key[1], name, kind, order)
 
 
-def _flows(events: list[Event], lane_of: dict, starts: list, start_ids: set, finishes: dict,
-           origin: float) -> tuple[int, dict[int, int]]:
+def _flows(columns: Columns, starts: tuple | None, finishes: tuple | None) -> tuple[int, dict[int, int]]:
     """How many `launch->kernel` flows end at a kernel's start, and, where a flow starts at an event on a CPU lane,
-    which event launched which kernel (kernel index → launch index)."""
-    by_lane: dict[int, tuple[list[float], int]] = {}  # lane → its events' starts (sorted) and its first index
-    first = 0
-    while first < len(events):
-        lane, end = events[first].lane, first
-        while end < len(events) and events[end].lane == lane:
-            end += 1
-        by_lane[lane] = ([events[i].start for i in range(first, end)], first)
-        first = end
+    which event launched which kernel (kernel index → launch index). A flow point is (lane, time, flow id)."""
+    if starts is None or finishes is None or not len(columns):
+        return 0, IndexMap(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    # events are sorted by lane, then start: search (lane, rank of time) pairs, the ranks being exact
+    distinct, rank = np.unique(np.concatenate([columns.start, starts[1], finishes[1]]), return_inverse=True)
+    span = np.int64(len(distinct))
+    keys = columns.lane.astype(np.int64) * span + rank[:len(columns)]
 
-    def at(key, time: float) -> int | None:
-        lane = lane_of.get(key)
-        if lane is None or lane not in by_lane:
-            return None
-        times, offset = by_lane[lane]
-        where = bisect.bisect_left(times, time - origin)
-        return offset + where if where < len(times) and times[where] == time - origin else None
+    def at(lanes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        """The event each flow point is at: on its lane, starting at its time (-1: none)."""
+        wanted = lanes.astype(np.int64) * span + ranks
+        where = np.searchsorted(keys, wanted)
+        found = np.minimum(where, len(keys) - 1)
+        return np.where((lanes >= 0) & (where < len(keys)) & (keys[found] == wanted), found, -1)
 
-    launched_by = {}
-    for key, time, flow_id in starts:
-        if (launch := at(key, time)) is not None:
-            launched_by[flow_id] = launch
-    count, launches = 0, {}
-    for key, ends in finishes.items():
-        for time, flow_id in ends:
-            kernel = at(key, time)
-            if kernel is None or flow_id not in start_ids or events[kernel].category != "kernel":
-                continue
-            count += 1
-            if flow_id in launched_by:
-                launches[kernel] = launched_by[flow_id]
-    return count, launches
+    launch = at(starts[0], rank[len(columns):len(columns) + len(starts[1])])
+    kernel = at(finishes[0], rank[len(columns) + len(starts[1]):])
+    ids, dense = np.unique(np.concatenate([starts[2], finishes[2]]), return_inverse=True)
+    start_ids, finish_ids = dense[:len(starts[2])], dense[len(starts[2]):]
+    launched_by = np.full(len(ids), -1, dtype=np.int64)
+    began = launch >= 0
+    launched_by[start_ids[began]] = launch[began]  # the last start of an id wins, as in a dict
+    started = np.zeros(len(ids), dtype=bool)
+    started[start_ids] = True
+    counted = (kernel >= 0) & started[finish_ids]
+    counted[counted] &= columns.category_mask("kernel")[kernel[counted]]
+    linked = np.flatnonzero(counted & (launched_by[finish_ids] >= 0))
+    # a kernel reached by more than one flow: the last one's launch, as a dict would keep it
+    kernels, last = np.unique(kernel[linked][::-1], return_index=True)
+    return int(counted.sum()), IndexMap(kernels, launched_by[finish_ids[linked[::-1][last]]])
 
 
 def _number(value) -> bool:

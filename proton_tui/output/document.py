@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
@@ -22,10 +24,56 @@ if TYPE_CHECKING:
 def json_text(document) -> str:
     """A JSON document as every command prints it: indented, one trailing newline. An integer past 64 bits (orjson
     holds none) is written whole by the standard library's encoder, in the same layout."""
+    out = io.StringIO()
+    write_json(document, out)
+    return out.getvalue()
+
+
+class Streamed:
+    """A list of a document made and written one item at a time (`write_json`), never held whole."""
+
+    def __init__(self, items: Callable[[], Iterable]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator:
+        return iter(self.items())
+
+
+def write_json(document, out: TextIO) -> None:
+    """`document` written to `out` as `json_text` lays it out, its `Streamed` lists item by item."""
+    _write(document, out, 0)
+    out.write("\n")
+
+
+def _dumped(value, level: int) -> str:
     try:
-        return orjson.dumps(document, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+        text = orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2).decode()
     except TypeError:
-        return json.dumps(document, default=str, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(value, default=str, indent=2, ensure_ascii=False)
+    return text.replace("\n", "\n" + "  " * level) if level else text
+
+
+def _streams(value) -> bool:
+    return isinstance(value, Streamed) or isinstance(value, dict) and any(map(_streams, value.values()))
+
+
+def _write(value, out: TextIO, level: int) -> None:
+    inner = "  " * (level + 1)
+    if isinstance(value, dict) and value and _streams(value):
+        out.write("{")
+        for at, (key, item) in enumerate(value.items()):
+            out.write(("," if at else "") + "\n" + inner + _dumped(str(key), 0) + ": ")
+            _write(item, out, level + 1)
+        out.write("\n" + "  " * level + "}")
+    elif isinstance(value, Streamed):
+        written = False
+        for item in value:
+            out.write(("," if written else "[") + "\n" + inner)
+            _write(item, out, level + 1)
+            written = True
+        out.write("\n" + "  " * level + "]" if written else "[]")
+    else:
+        out.write(_dumped(value, level))
 
 
 def kernel_records(display: Display) -> list[dict]:
@@ -144,12 +192,14 @@ def trace_record(trace: Trace, clock_khz: int | None = None) -> dict:
     trace's first event. An instrumentation trace adds `warps` (`warps_record`)."""
     from proton_tui.view.warps import warp_trace
 
-    lanes = []
-    for number, lane in enumerate(trace.lanes):
-        busy, gaps = trace.busy(number)
-        lanes.append({"name": lane.name, "kind": lane.kind, "kernels": len(trace.lane_events(number)), "busy": busy,
-                      "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]})
-    record = {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count, "lanes": lanes}
+    def lanes() -> Iterator[dict]:
+        for lane, summary in zip(trace.lanes, trace.summaries()):
+            gaps = summary.gaps
+            yield {"name": lane.name, "kind": lane.kind, "kernels": summary.kernels, "busy": summary.busy,
+                   "idle": sum(end - start for start, end in gaps), "gaps": [list(gap) for gap in gaps]}
+
+    record = {"span": trace.end - trace.start, "base_ns": trace.base_ns, "flows": trace.flow_count,
+              "lanes": Streamed(lanes)}
     if (warps := warp_trace(trace, clock_khz)) is not None:
         record["warps"] = warps_record(warps)
     return record
@@ -170,10 +220,11 @@ def warps_record(warps: WarpTrace) -> dict:
     return {
         "clock_khz": warps.clock_khz,
         "p99": "nearest rank",
-        "launches": [{"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
-                      "start": launch.start, "end": launch.end, "sms": len(launch.sms), "ctas": launch.ctas,
-                      "warps": len(launch.warps), "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
-                     for launch in warps.launches],
+        "launches": Streamed(lambda: ({"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
+                                       "start": launch.start, "end": launch.end, "sms": launch.counts[1],
+                                       "ctas": launch.ctas, "warps": launch.counts[0],
+                                       "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
+                                      for launch in warps.launches)),
         "across_launches": {kernel: [scope_record(scope) for scope in scopes.values()]
                             for kernel, scopes in warps.across.items()},
     }

@@ -71,26 +71,23 @@ def trace_lines(trace: Trace, clock_khz: int | None = None) -> list[str]:
         lines = [f"trace: {counted(len(trace.lanes), 'lane')}, {format_value(span, 'ns')} from the first event to "
                  "the last" + (f"; clock base {trace.base_ns:,} ns" if trace.base_ns is not None else "")
                  + (f"; {counted(trace.flow_count, 'launch → kernel flow')}" if trace.flow_count else "")]
-    for number, lane in enumerate(trace.lanes):
+    for number, (lane, summary) in enumerate(zip(trace.lanes, trace.summaries())):
         if warps is not None and number in warps.lane_of:
             continue
-        kernels = trace.lane_events(number)
-        others = [event for event in trace.lane_events(number, None) if event.category != "kernel"]
         parts = [printable(lane.name)]
-        if kernels:
-            busy, gaps = trace.busy(number)
-            active = max(event.end for event in kernels) - min(event.start for event in kernels)
+        if summary.kernels:
+            busy, gaps, active = summary.busy, summary.gaps, summary.active
             parts.append(f"busy {format_value(busy, 'ns')} of {format_value(active, 'ns')} "
                          f"({format_percent(100.0 * busy / active if active else 100.0)})")
-            parts.append(counted(len(kernels), "kernel"))
+            parts.append(counted(summary.kernels, "kernel"))
             if gaps:
                 largest = max(gaps, key=lambda gap: gap[1] - gap[0])
-                parts.append(f"idle {format_value(sum(end - start for start, end in gaps), 'ns')} in "
+                parts.append(f"idle {format_value(summary.idle, 'ns')} in "
                              f"{counted(len(gaps), 'gap')}, the longest {format_value(largest[1] - largest[0], 'ns')} "
                              f"at {format_value(largest[0], 'ns')}")
-        if others:
-            kinds = sorted({event.category or "event" for event in others})
-            parts.append(counted(len(others), " and ".join(kinds) + " event"))
+        if summary.others:
+            kinds = sorted({category or "event" for category in summary.others})
+            parts.append(counted(sum(summary.others.values()), " and ".join(kinds) + " event"))
         lines.append("  " + "  ".join(parts))
     if warps is not None:
         lines += warp_lines(warps)
@@ -106,8 +103,8 @@ def warp_lines(warps: WarpTrace) -> list[str]:
              + f"; {warps.clock_note}; p99 by nearest rank"]
     for launch in warps.launches:
         lines.append(f"launch {launch.number} of {len(warps.launches)} ({printable(launch.kernel)}): "
-                     f"{counted(launch.ctas, 'CTA')} on {counted(len(launch.sms), 'SM')}, "
-                     f"{counted(len(launch.warps), 'warp')}, {cycles_number(launch.end - launch.start)} trace units "
+                     f"{counted(launch.ctas, 'CTA')} on {counted(launch.counts[1], 'SM')}, "
+                     f"{counted(launch.counts[0], 'warp')}, {cycles_number(launch.end - launch.start)} trace units "
                      "from its first scope to its last end")
         lines += scope_table(warps, list(launch.scopes.values()), across=False)
     if len(warps.launches) > 1:

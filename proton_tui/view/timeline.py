@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_tick
 from proton_tui.view.warps import Launch, Warp, WarpTrace
@@ -54,14 +56,10 @@ class RowEvents:
 
     @classmethod
     def of_events(cls, trace: Trace, events: list[int]) -> RowEvents:
-        ordered = sorted(events, key=lambda i: trace.events[i].start)
-        starts, ends, latest = [], [], -math.inf
-        for index in ordered:
-            event = trace.events[index]
-            starts.append(event.start)
-            latest = max(latest, event.end)
-            ends.append(latest)
-        return cls(starts, ends, ordered)
+        columns, chosen = trace.columns, np.asarray(events, dtype=np.int64)
+        ordered = chosen[np.argsort(columns.start[chosen], kind="stable")]
+        ends = np.maximum.accumulate(columns.end[ordered]).tolist() if len(ordered) else []
+        return cls(columns.start[ordered].tolist(), ends, ordered.tolist())
 
     def position(self, event: int) -> int | None:
         """Where `event` is among the row's events; None when it is not one of them."""
@@ -128,7 +126,7 @@ class TimelineLayout:
 
     def bar_of(self, event: int, row: int | None = None) -> Bar | None:
         """The bar drawing `event` on `row` (by default its lane's); None when it is outside the window."""
-        row = self.trace.events[event].lane if row is None else row
+        row = int(self.trace.columns.lane[event]) if row is None else row
         if not 0 <= row < len(self.rows):
             return None
         source, bars = self.sources[row], self.rows[row]

@@ -9,7 +9,7 @@ TRACE_UNITS (Proton's writer adds each CTA's start in GPU ns to its cycles). The
 `clock_khz` (the SM clock, e.g. a `.hatchet`'s device_info `clock_rate`) turns cycles into time; without it
 everything stays in cycles.
 
-Launches (`hatchet.trace.split_launches`, which the tree's launch count uses too). Successive launches of a kernel
+Launches (`hatchet.launches.split_launches`, which the tree's launch count uses too). Successive launches of a kernel
 share lanes (a CTA that ran on the same SM again writes into the same lane), and a CTA may run on another SM in the
 next launch, so launches are found by time. The rule, per kernel: its events in start order are cut where one starts
 after every earlier one has ended (a gap in their union); each piece joins the launch before it unless one of its
@@ -27,10 +27,15 @@ ones (exact: it may end in .5). p99: nearest rank, the value at rank ⌈0.99 · 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
-from proton_tui.hatchet.trace import Trace, WarpLane
+import numpy as np
+
+from proton_tui.hatchet.lanes import WarpLane
+from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
 
 P99 = 99
@@ -63,6 +68,53 @@ class Sample(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Samples:
+    """Warps' cycles in a scope as columns: the warp (an index into `warps`, which is sorted), the launch, the
+    cycles and the scope's (longest) event."""
+
+    warps: list[Warp]
+    warp: np.ndarray
+    launch: np.ndarray
+    cycles: np.ndarray
+    event: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.cycles)
+
+    def rows(self, at: np.ndarray | None = None) -> tuple[Sample, ...]:
+        picked = range(len(self)) if at is None else at.tolist()
+        warp, launch, cycles, event = (column.tolist() for column in (self.warp, self.launch, self.cycles, self.event))
+        return tuple(Sample(self.warps[warp[i]], launch[i], cycles[i], event[i]) for i in picked)
+
+    def at(self, index: int) -> Sample:
+        return Sample(self.warps[int(self.warp[index])], int(self.launch[index]), int(self.cycles[index]),
+                      int(self.event[index]))
+
+    @staticmethod
+    def joined(parts: list[Samples]) -> Samples:
+        return Samples(parts[0].warps, *(np.concatenate([getattr(part, name) for part in parts])
+                                         for name in ("warp", "launch", "cycles", "event")))
+
+
+class SampleRows(Sequence):
+    """Some of a scope's samples (`at`, indices into its table), each made when asked for."""
+
+    def __init__(self, table: Samples, at: np.ndarray) -> None:
+        self.table, self.positions = table, at
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.table.rows(self.positions[index])
+        return self.table.at(int(self.positions[index]))
+
+    def __iter__(self):
+        return iter(self.table.rows(self.positions))
+
+
+@dataclass(frozen=True)
 class ScopeStats:
     """A scope's cycles across warps: count, min, median, p99 (nearest rank), max; the stragglers slowest first."""
 
@@ -72,12 +124,16 @@ class ScopeStats:
     median: float
     p99: int
     max: int
-    stragglers: tuple[Sample, ...]
-    samples: tuple[Sample, ...] = field(repr=False, default=())
+    stragglers: Sequence[Sample]
+    table: Samples = field(repr=False, compare=False)
+
+    @property
+    def samples(self) -> tuple[Sample, ...]:
+        return self.table.rows()
 
     def rank_of(self, cycles: int) -> int:
         """How many warps were faster than `cycles`."""
-        return sum(1 for sample in self.samples if sample.cycles < cycles)
+        return int(np.count_nonzero(self.table.cycles < cycles))
 
 
 @dataclass
@@ -92,13 +148,45 @@ class Launch:
     start: int
     end: int
     events: list[int]
-    warps: dict[Warp, dict[int, list[int]]]
-    sms: dict[int, dict[int, list[int]]]
     scopes: dict[str, ScopeStats]
+    counts: tuple[int, int, int]  # warps, SMs, CTAs
+    _runs: Callable[[], Iterator[tuple[Warp, int, list[int]]]] = field(repr=False, default=lambda: iter(()))
+
+    @cached_property
+    def warps(self) -> dict[Warp, dict[int, list[int]]]:
+        """Each warp's events per line, the warps in the timeline's order (made when first asked for)."""
+        warps: dict[Warp, dict[int, list[int]]] = {}
+        for warp, line, events in self._runs():
+            lines = warps.get(warp)
+            if lines is None:
+                lines = warps[warp] = {}
+            lines[line] = events
+        return warps
+
+    @cached_property
+    def sms(self) -> dict[int, dict[int, list[int]]]:
+        sms: dict[int, dict[int, list[int]]] = {}
+        for warp in self.warps:
+            sms.setdefault(warp.sm, {}).setdefault(warp.cta, []).append(warp.warp)
+        return sms
 
     @property
     def ctas(self) -> int:
-        return sum(len(ctas) for ctas in self.sms.values())
+        return self.counts[2]
+
+
+class EventLaunches:
+    """Which launch each event belongs to (an index into the launches), for the events of warp lanes."""
+
+    def __init__(self, launch: np.ndarray) -> None:
+        self.launch = launch
+
+    def get(self, event: int, default=None):
+        found = int(self.launch[event]) if 0 <= event < len(self.launch) else -1
+        return default if found < 0 else found
+
+    def __contains__(self, event) -> bool:
+        return self.get(event) is not None
 
 
 @dataclass
@@ -109,7 +197,7 @@ class WarpTrace:
     launches: list[Launch]
     across: dict[str, dict[str, ScopeStats]]
     clock_khz: int | None = None
-    launch_of: dict[int, int] = field(default_factory=dict, repr=False)  # event → index into launches
+    launch_of: EventLaunches | dict = field(default_factory=dict, repr=False)  # event → index into launches
     lane_of: dict[int, WarpLane] = field(default_factory=dict, repr=False)
 
     def micros(self, cycles: float) -> float | None:
@@ -155,12 +243,21 @@ def cycles_of(duration: float) -> int:
     return round(duration)
 
 
-def scope_stats(name: str, samples: list[Sample]) -> ScopeStats:
-    values = sorted(sample.cycles for sample in samples)
-    p99, top = nearest_rank(values, P99), values[-1]
-    slow = sorted((s for s in samples if s.cycles > p99 or s.cycles == top),
-                  key=lambda s: (-s.cycles, s.launch, s.warp))
-    return ScopeStats(name, len(values), values[0], median(values), p99, top, tuple(slow), tuple(samples))
+def scope_stats(name: str, table: Samples) -> ScopeStats:
+    """A scope's statistics from its samples (`median` and `nearest_rank` on the sorted cycles); the stragglers, the
+    warps above the p99 and those at the maximum, slowest first (then by launch, then warp)."""
+    values = np.sort(table.cycles)
+    count = len(values)
+    p99, top = int(values[max(1, math.ceil(P99 / 100 * count)) - 1]), int(values[-1])
+    middle = count // 2
+    if count % 2:
+        mid = int(values[middle])
+    else:
+        total = int(values[middle - 1]) + int(values[middle])
+        mid = total // 2 if total % 2 == 0 else total / 2
+    slow = np.flatnonzero((table.cycles > p99) | (table.cycles == top))
+    slow = slow[np.lexsort((table.warp[slow], table.launch[slow], -table.cycles[slow]))]
+    return ScopeStats(name, count, int(values[0]), mid, p99, top, SampleRows(table, slow), table)
 
 
 def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
@@ -168,80 +265,95 @@ def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
     lanes, by_kernel = trace.warp_launches()
     if not lanes:
         return None
-    pieces: list[tuple[str, list[int]]] = []
-    for kernel, launches_of in by_kernel.items():
-        pieces += [(kernel, sorted(launch, key=lambda i: trace.events[i].start)) for launch in launches_of]
-    pieces.sort(key=lambda piece: trace.events[piece[1][0]].start)
+    starts = trace.columns.start
+    pieces = [(kernel, launch) for kernel, launches_of in by_kernel.items() for launch in launches_of]
+    pieces.sort(key=lambda piece: float(starts[piece[1][0]]))
+    order = _LaneOrder(trace, lanes)
     launches: list[Launch] = []
     ordinals: dict[str, int] = {}
-    launch_of: dict[int, int] = {}
+    launch_of = np.full(len(trace.columns), -1, dtype=np.int64)
+    tables: dict[str, dict[str, list[Samples]]] = {}
     for kernel, indices in pieces:
         ordinals[kernel] = ordinals.get(kernel, 0) + 1
-        launches.append(_launch(trace, lanes, kernel, len(launches) + 1, ordinals[kernel], indices))
-        launch_of.update(dict.fromkeys(indices, len(launches) - 1))
-    across: dict[str, dict[str, ScopeStats]] = {}
-    for kernel in by_kernel:
-        samples: dict[str, list[Sample]] = {}
-        for launch in launches:
-            if launch.kernel == kernel:
-                for name, scope in launch.scopes.items():
-                    samples.setdefault(name, []).extend(scope.samples)
-        across[kernel] = {name: scope_stats(name, found) for name, found in samples.items()}
-    return WarpTrace(trace, launches, across, clock_khz or None, launch_of, lanes)
+        launch, samples = _launch(trace, order, kernel, len(launches) + 1, ordinals[kernel], indices)
+        launches.append(launch)
+        launch_of[indices] = len(launches) - 1
+        for name, table in samples.items():
+            tables.setdefault(kernel, {}).setdefault(name, []).append(table)
+    across = {kernel: {name: scope_stats(name, Samples.joined(parts)) for name, parts in tables.get(kernel, {}).items()}
+              for kernel in by_kernel}
+    return WarpTrace(trace, launches, across, clock_khz or None, EventLaunches(launch_of), lanes)
 
 
-def _launch(trace: Trace, lanes: dict[int, WarpLane], kernel: str, number: int, ordinal: int,
-            indices: list[int]) -> Launch:
-    """A launch from its events (in start order)."""
-    events = trace.events
-    by_lane: dict[int, list[int]] = {}  # each lane's events, in start order
-    for index in indices:
-        lane_id = events[index].lane
-        found = by_lane.get(lane_id)
-        if found is None:
-            by_lane[lane_id] = [index]
-        else:
-            found.append(index)
-    # lanes in the timeline's order (SM, CTA, warp, line): every dict below is then built in that order
-    ordered = sorted(by_lane, key=lambda lane_id: (lanes[lane_id].sm, lanes[lane_id].cta, lanes[lane_id].warp,
-                                                     lanes[lane_id].line))
-    warps: dict[Warp, dict[int, list[int]]] = {}
-    per_scope: dict[str, dict[Warp, list[int]]] = {}
-    first_seen: dict[str, tuple[float, int]] = {}  # a scope's first start, and its line there
-    for lane_id in ordered:
-        lane, found = lanes[lane_id], by_lane[lane_id]
-        warp = Warp(lane.sm, lane.cta, lane.warp)
-        lines = warps.get(warp)
-        if lines is None:
-            lines = warps[warp] = {}
-        lines[lane.line] = found
-        for index in found:
-            event = events[index]
-            name = event.name
-            scope = per_scope.get(name)
-            if scope is None:
-                scope = per_scope[name] = {}
-            same = scope.get(warp)
-            if same is None:
-                scope[warp] = [index]
-            else:
-                same.append(index)
-            seen = first_seen.get(name)
-            if seen is None or event.start < seen[0]:
-                first_seen[name] = (event.start, lane.line)
-    sms: dict[int, dict[int, list[int]]] = {}
-    for warp in warps:
-        sms.setdefault(warp.sm, {}).setdefault(warp.cta, []).append(warp.warp)
-    scopes = {}
-    for name in sorted(per_scope, key=lambda n: (first_seen[n][1], first_seen[n][0])):
-        samples = []
-        for warp, found in per_scope[name].items():
-            if len(found) == 1:
-                samples.append(Sample(warp, number, cycles_of(events[found[0]].duration), found[0]))
-            else:  # the scope recurs in this warp: its cycles summed, its longest occurrence the one to show
-                longest = max(found, key=lambda i: events[i].duration)
-                samples.append(Sample(warp, number, sum(cycles_of(events[i].duration) for i in found), longest))
-        scopes[name] = scope_stats(name, samples)
-    start = cycles_of(events[indices[0]].start)
-    end = cycles_of(max(events[i].end for i in indices))
-    return Launch(kernel, number, ordinal, start, end, indices, warps, sms, scopes)
+class _LaneOrder:
+    """The warp lanes in the timeline's order (SM, CTA, warp, line), each one's warp (an index into the sorted
+    warps) and line, as arrays by lane number."""
+
+    def __init__(self, trace: Trace, lanes: dict[int, WarpLane]) -> None:
+        self.warps = sorted({Warp(lane.sm, lane.cta, lane.warp) for lane in lanes.values()})
+        rank = {warp: at for at, warp in enumerate(self.warps)}
+        count = len(trace.lanes)
+        self.warp = np.full(count, -1, dtype=np.int64)
+        self.line = np.zeros(count, dtype=np.int64)
+        self.sm = np.zeros(count, dtype=np.int64)
+        self.cta = np.zeros(count, dtype=np.int64)
+        for number, lane in lanes.items():
+            self.warp[number] = rank[Warp(lane.sm, lane.cta, lane.warp)]
+            self.line[number], self.sm[number], self.cta[number] = lane.line, lane.sm, lane.cta
+        ordered = sorted(lanes, key=lambda number: (lanes[number].sm, lanes[number].cta, lanes[number].warp,
+                                                    lanes[number].line, number))
+        self.rank = np.zeros(count, dtype=np.int64)
+        self.rank[ordered] = np.arange(len(ordered))
+
+
+def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: int,
+            indices: np.ndarray) -> tuple[Launch, dict[str, Samples]]:
+    """A launch from its events (in start order), and each scope's samples."""
+    columns = trace.columns
+    walk = indices[np.argsort(order.rank[columns.lane[indices]], kind="stable")]  # lane by lane, in the rows' order
+    lanes = columns.lane[walk]
+    warps = order.warp[lanes]
+    names = columns.name[walk].astype(np.int64)
+    # each scope's samples: a warp's cycles in it (summed where it recurs), its longest event
+    keys = names * len(order.warps) + warps
+    by = np.argsort(keys, kind="stable")
+    keys_by = keys[by]
+    firsts = np.flatnonzero(np.r_[True, keys_by[1:] != keys_by[:-1]])
+    durations = columns.duration[walk][by]
+    cycles = np.add.reduceat(np.rint(durations).astype(np.int64), firsts)
+    longest_value = np.maximum.reduceat(durations, firsts)
+    group = np.cumsum(np.r_[True, keys_by[1:] != keys_by[:-1]]) - 1
+    at_max = np.flatnonzero(durations == longest_value[group])
+    _, first_max = np.unique(group[at_max], return_index=True)
+    longest = walk[by][at_max[first_max]]
+    group_name, group_warp = keys_by[firsts] // len(order.warps), keys_by[firsts] % len(order.warps)
+    # the scopes in order of their first start (then line, then where they come in the walk)
+    starts = columns.start[walk]
+    positions = np.arange(len(walk))
+    earliest = np.lexsort((positions, starts, names))
+    earliest = earliest[np.r_[True, names[earliest][1:] != names[earliest][:-1]]]
+    appears = {int(names[at]): (int(order.line[lanes[at]]), float(starts[at])) for at in earliest}
+    first_in_walk = np.unique(names, return_index=True)[1]
+    by_walk = [int(names[at]) for at in np.sort(first_in_walk)]
+    samples: dict[str, Samples] = {}
+    bounds = np.searchsorted(group_name, np.array(by_walk, dtype=np.int64))
+    ends = np.searchsorted(group_name, np.array(by_walk, dtype=np.int64), side="right")
+    spans = dict(zip(by_walk, zip(bounds.tolist(), ends.tolist())))
+    for name in sorted(by_walk, key=lambda found: appears[found]):
+        low, high = spans[name]
+        samples[columns.names[name]] = Samples(order.warps, group_warp[low:high], np.full(high - low, number),
+                                               cycles[low:high], longest[low:high])
+    scopes = {name: scope_stats(name, table) for name, table in samples.items()}
+
+    def runs() -> Iterator[tuple[Warp, int, list[int]]]:
+        """(warp, line, events) per lane, in the walk's order."""
+        cuts = (np.flatnonzero(lanes[1:] != lanes[:-1]) + 1).tolist()
+        events, lane_warps, lines = walk.tolist(), warps.tolist(), order.line[lanes].tolist()
+        for low, high in zip([0, *cuts], [*cuts, len(events)]):
+            yield order.warps[lane_warps[low]], lines[low], events[low:high]
+    distinct = np.unique(warps)
+    counts = (len(distinct), len(np.unique(order.sm[lanes])),
+              len(np.unique(order.sm[lanes] * (int(order.cta.max()) + 1) + order.cta[lanes])))
+    launch = Launch(kernel, number, ordinal, cycles_of(float(columns.start[indices[0]])),
+                    cycles_of(float(columns.end[indices].max())), indices.tolist(), scopes, counts, runs)
+    return launch, samples

@@ -29,10 +29,10 @@ class LaneTimeline(TimelineView):
         """Show all of `trace`, its first kernel selected."""
         self.trace, self.names = trace, names or self.names
         self.window = self.bounds
-        kernels = [i for i, event in enumerate(trace.events) if event.category == "kernel"]
+        kernels = trace.columns.category_mask("kernel")
         self._lay_out()
-        if trace.events:
-            self.select(kernels[0] if kernels else 0)
+        if len(trace.events):
+            self.select(int(kernels.argmax()) if kernels.any() else 0)
 
     def _title(self) -> Text:
         start, end = self.window

@@ -52,9 +52,9 @@ class WarpTimeline(TimelineView):
     @property
     def bounds(self) -> tuple[float, float]:
         """The launch shown."""
-        events = self.trace.events
-        start = events[self.launch.events[0]].start
-        return start, max(max(events[i].end for i in self.launch.events), start + 1.0)
+        columns = self.trace.columns
+        start = float(columns.start[self.launch.events[0]])
+        return start, max(float(columns.end[self.launch.events].max()), start + 1.0)
 
     def waiting(self, text: str) -> None:
         """Nothing to show yet: `text` says what is being worked out."""

@@ -1,0 +1,98 @@
+"""What a trace's events add up to, worked out for all of them at once with sorted-array operations on its columns:
+each lane's busy time and idle gaps (`lane_summaries`), and an instrumentation trace's warp lanes and launches
+(`warp_launches`, the rule described in `proton_tui.view.warps`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from proton_tui.hatchet.columns import merged, segment_bounds
+from proton_tui.hatchet.lanes import LaneSummary, WarpLane, warp_lane
+
+if TYPE_CHECKING:
+    from proton_tui.hatchet.trace import Trace
+
+
+def lane_summaries(trace: Trace) -> list[LaneSummary]:
+    """Every lane's kernels merged where they overlap: busy time (the merged intervals' lengths summed in time
+    order), the gaps between them, the span from the first kernel's start to the latest end, and the lane's other
+    events counted by category."""
+    columns, count = trace.columns, len(trace.lanes)
+    kernels = np.flatnonzero(columns.category_mask("kernel"))
+    starts, ends, lanes = columns.start[kernels], columns.end[kernels], columns.lane[kernels]
+    opens, reach = merged(starts, ends, lanes)
+    group_starts, group_lanes = starts[opens], lanes[opens]
+    lengths = (reach - group_starts).tolist()
+    groups = segment_bounds(group_lanes, count).tolist()
+    bounds = segment_bounds(lanes, count).tolist()
+    ends_of = reach.tolist()
+    starts_of = group_starts.tolist()
+    # the latest end of each lane's kernels; its first kernel's start
+    nonempty = np.flatnonzero(np.diff(bounds))
+    latest = [0.0] * count
+    if len(nonempty):
+        for lane, end in zip(nonempty.tolist(), np.maximum.reduceat(ends, np.array(bounds)[nonempty]).tolist()):
+            latest[lane] = end
+    first_start = starts.tolist()
+    others = np.flatnonzero(~columns.category_mask("kernel"))
+    other_counts: list[dict[str, int]] = [{} for _ in range(count)]
+    if len(others):
+        span = len(columns.categories)
+        pairs, counted = np.unique(columns.lane[others].astype(np.int64) * span + columns.category[others],
+                                   return_counts=True)
+        for pair, number in zip(pairs.tolist(), counted.tolist()):
+            other_counts[pair // span][columns.categories[pair % span]] = number
+    summaries = []
+    shared = (starts_of, ends_of)
+    for lane in range(count):
+        low, high = groups[lane], groups[lane + 1]
+        kernels_here = bounds[lane + 1] - bounds[lane]
+        active = latest[lane] - first_start[bounds[lane]] if kernels_here else 0.0
+        summaries.append(LaneSummary(kernels_here, sum(lengths[low:high], 0.0), active, other_counts[lane], shared,
+                                     low, high))
+    return summaries
+
+
+def warp_launches(trace: Trace) -> tuple[dict[int, WarpLane], dict[str, list[np.ndarray]]]:
+    """The warp lanes (lane → where it ran) and each instrumented kernel's events split into launches, the kernels
+    in the order their first events come in the columns."""
+    lanes = {number: found for number, lane in enumerate(trace.lanes) if (found := warp_lane(lane))}
+    if not lanes:
+        return {}, {}
+    kernels = list(dict.fromkeys(lane.kernel for lane in lanes.values()))
+    kernel_of_lane = np.full(len(trace.lanes), -1, dtype=np.int64)
+    warp_of_lane = np.zeros(len(trace.lanes), dtype=np.int64)
+    widest = max(lane.warp for lane in lanes.values()) + 1
+    for number, lane in lanes.items():
+        kernel_of_lane[number] = kernels.index(lane.kernel)
+        warp_of_lane[number] = lane.cta * widest + lane.warp  # a warp of a CTA: one per launch
+    event_kernel = kernel_of_lane[trace.columns.lane]
+    on_warps = np.flatnonzero(event_kernel >= 0)
+    found, first = np.unique(event_kernel[on_warps], return_index=True)
+    by_kernel = {}
+    for kernel in found[np.argsort(first)].tolist():
+        indices = on_warps[event_kernel[on_warps] == kernel]
+        by_kernel[kernels[kernel]] = split_launches(trace, indices, warp_of_lane)
+    return lanes, by_kernel
+
+
+def split_launches(trace: Trace, indices: np.ndarray, warp_of_lane: np.ndarray) -> list[np.ndarray]:
+    """One kernel's events (in column order) as launches: cut where an event starts after every earlier one has
+    ended, each piece joining the launch before it unless one of its warps already ran there."""
+    columns = trace.columns
+    order = indices[np.argsort(columns.start[indices], kind="stable")]
+    starts, ends = columns.start[order], columns.end[order]
+    cuts = np.flatnonzero(starts[1:] > np.maximum.accumulate(ends)[:-1]) + 1
+    launches: list[list[np.ndarray]] = []
+    seen = np.zeros(0, dtype=np.int64)
+    for piece in np.split(order, cuts):
+        warps = np.unique(warp_of_lane[columns.lane[piece]])
+        if launches and not np.isin(warps, seen, assume_unique=True).any():
+            launches[-1].append(piece)
+            seen = np.union1d(seen, warps)
+        else:
+            launches.append([piece])
+            seen = warps
+    return [np.concatenate(pieces) for pieces in launches]

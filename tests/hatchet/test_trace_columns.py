@@ -1,0 +1,54 @@
+"""A trace's events held as columns: every view of a trace (its tree, its lanes' busy time and gaps, an
+instrumentation trace's launches and per-scope statistics, the text and JSON outputs) reads the columns, never an
+event as an object; the sorted-array helpers are exact where shifting values by an offset would round."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+
+from proton_tui.hatchet import load_profile
+from proton_tui.hatchet.columns import Columns, merged, segment_running_max
+from proton_tui.output.document import summary_json, write_json
+from proton_tui.output.text import trace_lines
+from proton_tui.view.display import Display
+from proton_tui.view.warps import warp_trace
+from tests.helpers import FIXTURES, REPO
+
+
+def generated(tmp_path, script: str, *arguments: str):
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *arguments, "--out", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    (path,) = tmp_path.glob("*.chrome_trace")
+    return path
+
+
+def test_every_view_of_a_trace_reads_its_columns(tmp_path, monkeypatch):
+    made = []
+    real = Columns.event
+    monkeypatch.setattr(Columns, "event", lambda self, index: made.append(index) or real(self, index))
+    paths = [generated(tmp_path / "warps", "make_instr_trace.py", "--ctas", "16", "--launches", "3"),
+             generated(tmp_path / "kernels", "make_trace.py", "500"), FIXTURES / "triton390_two_streams.chrome_trace"]
+    for path in paths:
+        profile = load_profile(path)
+        trace = profile.trace
+        trace.tree()
+        warps = warp_trace(trace, 1_980_000)
+        assert trace_lines(trace, 1_980_000) and (warps is None or warps.launches)
+        write_json(summary_json(Display(profile)), io.StringIO())
+        assert len(trace.columns) > 10
+    assert made == [], f"{len(made)} events made one at a time"
+    assert trace.events[0].name == trace.columns.name_of(0)  # a pane still gets one
+
+
+def test_a_running_maximum_per_lane_is_exact_where_an_offset_would_round():
+    ends = np.array([1e16 + 2, 1e16 + 4, 3.0, 1e16 + 2, 5.0])  # 1e16 + 2 and 1e16 + 4: apart by one float step
+    lanes = np.array([0, 0, 1, 1, 2])
+    assert segment_running_max(ends, lanes).tolist() == [1e16 + 2, 1e16 + 4, 3.0, 1e16 + 2, 5.0]
+    starts = np.array([0.0, 1e16 + 3, 0.0, 2.0, 4.0])
+    opens, reach = merged(starts, ends, lanes)
+    assert opens.tolist() == [True, True, True, False, True] and reach.tolist() == [1e16 + 2, 1e16 + 4, 1e16 + 2,
+                                                                                    5.0]
