@@ -106,7 +106,7 @@ def test_a_fresh_venv_reaches_a_passing_cpu_check_by_following_the_form(tmp_path
         term.keys(key)
         term.wait_for(lambda s: "PASS: the kernel matched" in s, min(60, left(deadline)),
                       f"a passing CPU check after `{command}` and {key}")
-        term.keys("q")
+        term.keys("C-q")  # quits from any screen (q goes back from the run screen to the form)
     finally:
         term.kill()
     assert_nothing_left(str(tmp_path))
