@@ -23,7 +23,7 @@ from proton_tui.records import (
     read_check,
     read_doctor,
 )
-from proton_tui.view.formatting import counted
+from proton_tui.view.formatting import aligned_table, counted
 
 # `check-<host>-<YYYYmmdd-HHMMSS>[-N].json`, as `records.fleet_stem` names a report
 REPORT_NAME = re.compile(r"^(?P<kind>check|doctor)-(?P<host>.+)-\d{8}-\d{6}(?:-\d+)?\.json$")
@@ -127,12 +127,6 @@ def open_fleet(folder: Path) -> Fleet:
 GPU_COLUMNS = ("NODE", "GPU", "NAME", "RESULT", "GB/S", "OF_MEDIAN", "FLAG", "LIKELY_CAUSE", "TRITON")
 
 
-def _aligned(rows: list[tuple[str, ...]], numeric: set[int]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
-                      for i, cell in enumerate(row)).rstrip() for row in rows]
-
-
 def _of_median(gbps: float | None, median: float | None) -> str:
     return "-" if gbps is None or not median else f"{gbps / median:.2f}x"
 
@@ -154,7 +148,7 @@ def fleet_text(fleet: Fleet) -> str:
                                 "-" if gpu.row.gbps is None else f"{gpu.row.gbps:.1f}",
                                 _of_median(gpu.row.gbps, fleet.median_gbps), "SLOW" if gpu.row.flagged else "",
                                 gpu.row.likely_cause, gpu.triton) for gpu in fleet.gpus]]
-        lines += ["", *_aligned(rows, {4, 5})]
+        lines += ["", *aligned_table(rows, {4, 5})]
         if fleet.median_gbps is not None:
             lines.append(f"fleet median {fleet.median_gbps:.1f} GB/s over {counted(len(fleet.gpus), 'GPU')}; "
                          f"flagged below {fleet.min_fraction:.2f} x median = {fleet.threshold_gbps:.1f} GB/s")
@@ -188,8 +182,8 @@ def doctor_lines(doctors: list[NodeDoctor]) -> list[str]:
     states = [{cell_key(cell): _cell_state(cell) for cell in doctor.record.cells} for doctor in doctors]
     header = ("CELL", *[f"{d.host} ({d.triton})" for d in doctors])
     matrix = [header, *[(key, *[state.get(key, "-") for state in states]) for key in keys]]
-    return ["doctor runs, a row per node:", *_aligned(summary, {2, 3, 4}), "", "cells, a column per node:",
-            *_aligned(matrix, set())]
+    return ["doctor runs, a row per node:", *aligned_table(summary, {2, 3, 4}), "", "cells, a column per node:",
+            *aligned_table(matrix)]
 
 
 def nodes(fleet: Fleet) -> list[str]:

@@ -19,7 +19,7 @@ from proton_tui.hatchet import CaptureError, Profile, open_capture
 from proton_tui.output.merged_trace import RankTrace, merge_traces
 from proton_tui.records import MIN_FRACTION, RankRecord, RecordError, read_sidecar
 from proton_tui.records.ranks import SIDECAR_SUFFIX
-from proton_tui.view.formatting import counted, format_count, format_ratio, format_value
+from proton_tui.view.formatting import aligned_table, counted, format_count, format_ratio, format_value
 from proton_tui.view.names import Names
 
 TRACE_SUFFIX = ".chrome_trace"
@@ -270,24 +270,18 @@ def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, ran
              f"{format_value(rank_set.median_total, unit)}"]
     if ranks_table:
         rows = [list(RANK_HEADER)] + [rank_cells(rank_set, rank) for rank in ranks]
-        lines += _aligned(rows, right=(1, 2, 3, 4)) + [""]
+        lines += aligned_table(rows, right=(1, 2, 3, 4)) + [""]
     kernels = rank_set.kernels()
     shown = ranks[:rank_columns]
     header = [f"r{rank.rank}" for rank in shown] + [*KERNEL_STATS_HEADER, "kernel"]
     rows = [header] + [kernel_cells(rank_set, kernel, rank_columns) + [printable(names.shown(kernel.name))]
                        for kernel in kernels[:limit]]
-    lines += _aligned(rows, right=tuple(range(len(header) - 2)))
+    lines += aligned_table(rows, right=tuple(range(len(header) - 2)))
     if len(ranks) > rank_columns:
         lines.append(f"(ranks past r{shown[-1].rank} are in min, median, max; --json has every rank)")
     if limit is not None and len(kernels) > limit:
         lines.append(f"(+{counted(len(kernels) - limit, 'more kernel')})")
     return "\n".join(lines) + "\n"
-
-
-def _aligned(rows: list[list[str]], right: tuple[int, ...]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
-                      for i, cell in enumerate(row)).rstrip() for row in rows]
 
 
 def rank_set_json(rank_set: RankSet, names: Names) -> dict:

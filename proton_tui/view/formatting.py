@@ -81,6 +81,14 @@ def counted(count: int, word: str, plural: str | None = None) -> str:
     return f"{format_count(count)} {word if count == 1 else plural or word + 's'}"
 
 
+def aligned_table(rows, right=()) -> list[str]:
+    """Rows of text cells as aligned lines, two spaces apart: the columns numbered in `right` right-aligned, the
+    others left-aligned; trailing spaces dropped."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+                      for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
 def one_line(parts: list[str], width: int, cut_last: bool = False) -> str:
     """Parts joined by two spaces on one line of at most `width` cells: the first always (cut with "…" if it must
     be), then the next ones while they fit; "…" at the end says the rest were left out. With `cut_last` the last

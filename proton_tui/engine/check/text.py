@@ -8,7 +8,7 @@ from proton_tui.console import printable
 from proton_tui.engine import gpuhealth
 from proton_tui.engine.check.report import CheckReport
 from proton_tui.records import CheckRow
-from proton_tui.view.formatting import counted
+from proton_tui.view.formatting import aligned_table, counted
 
 
 def cause_lines(row: CheckRow, joiner: str | None = None) -> list[str]:
@@ -57,11 +57,7 @@ def table_rows(report: CheckReport) -> list[tuple[str, ...]]:
 
 def format_report(report: CheckReport) -> str:
     """The plain-text report: an aligned table, then its notes (`report_notes`)."""
-    cells = [TABLE_COLUMNS, *table_rows(report)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE_COLUMNS))]
-    numeric = {3, 4, 5, 6}
-    lines = ["  ".join(cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
-                       for i, cell in enumerate(row)).rstrip() for row in cells]
+    lines = aligned_table([TABLE_COLUMNS, *table_rows(report)], right={3, 4, 5, 6})
     return "\n".join([*lines, "", *report_notes(report)]) + "\n"
 
 

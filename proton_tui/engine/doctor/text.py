@@ -10,7 +10,7 @@ from proton_tui.engine.doctor.report import CellResult, DoctorReport
 from proton_tui.engine.job import RowVerdict
 from proton_tui.engine.sizes import DOCTOR_ITERS, DOCTOR_SIZE
 from proton_tui.records import Fact
-from proton_tui.view.formatting import counted
+from proton_tui.view.formatting import aligned_table, counted
 
 TABLE_COLUMNS = ("BACKEND", "CONTEXT", "FORMAT", "MODE", "EXPECTED", "PROVED")  # the format says the data
 STATE_WORDS = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "info": "info"}
@@ -80,9 +80,7 @@ def format_report(report: DoctorReport) -> str:
     if report.has_gpu:
         lines.append(f"captures on GPU {report.gpu} ({DOCTOR_SIZE} elements × {DOCTOR_ITERS + 1} launches each), "
                      f"expected from Triton {info.get('triton_version')}'s rules")
-        cells = [TABLE_COLUMNS, *table_rows(running)]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(TABLE_COLUMNS))]
-        lines += ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in cells]
+        lines += aligned_table([TABLE_COLUMNS, *table_rows(running)])
         if refused := refusal_lines(report.results):
             lines += ["", f"refused by the rules for Triton {info.get('triton_version')} (not run):", *refused]
     else:
