@@ -35,11 +35,8 @@ def main() -> None:
 
 def _fleet(paths: list[str]) -> bool:
     """A folder of a fleet's reports (check --report-dir): the command line shows it, as text."""
-    if len(paths) != 1 or not Path(paths[0]).is_dir():
+    if len(paths) != 1 or not Path(paths[0]).is_dir():  # only a folder pays for the import
         return False
-    from proton_tui.engine.fleet import FleetError, fleet_reports
+    from proton_tui.engine.fleet import is_fleet_folder
 
-    try:
-        return bool(fleet_reports(Path(paths[0])))
-    except FleetError:
-        return False
+    return is_fleet_folder(Path(paths[0]))

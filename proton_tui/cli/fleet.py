@@ -28,12 +28,3 @@ def view_fleet(folder: Path, as_json: bool) -> None:
     sys.stdout.flush()
     raise typer.Exit(fleet.exit_code)
 
-
-def is_fleet(folder: Path) -> bool:
-    """A folder of fleet reports (and no capture the rank set would read)."""
-    from proton_tui.engine.fleet import FleetError, fleet_reports
-
-    try:
-        return bool(fleet_reports(folder))
-    except FleetError:
-        return False

@@ -79,9 +79,10 @@ def view(
     from proton_tui.view.display import SORT_KEYS
 
     if len(files) == 1 and files[0].is_dir():  # a fleet's reports (check --report-dir), as text or JSON
-        from proton_tui.cli.fleet import is_fleet, view_fleet
+        from proton_tui.cli.fleet import view_fleet
+        from proton_tui.engine.fleet import is_fleet_folder
 
-        if is_fleet(files[0]):
+        if is_fleet_folder(files[0]):
             view_fleet(files[0], as_json)
     if len(files) > 1 or files[0].is_dir():  # a rank set: one capture per rank
         from proton_tui.cli.ranks import view_rank_set

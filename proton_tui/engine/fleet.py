@@ -96,6 +96,14 @@ def fleet_reports(folder: Path) -> list[Path]:
         raise FleetError(f"{folder}: cannot be listed: {error.strerror or error}") from None
 
 
+def is_fleet_folder(path: Path) -> bool:
+    """Whether `path` is a folder holding a fleet's reports."""
+    try:
+        return path.is_dir() and bool(fleet_reports(path))
+    except FleetError:
+        return False
+
+
 def open_fleet(folder: Path) -> Fleet:
     """Read every report of `folder` and judge every GPU against the fleet's median."""
     checks, doctors = [], []
