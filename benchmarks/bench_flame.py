@@ -21,20 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-from tmux_pane import screen, tmux  # beside this script
+import tmux_pane  # beside this script
+from tmux_pane import screen, tmux
 
 HERE = Path(__file__).resolve().parent
 SESSION = "proton-tui-bench-flame"
 
 
 def until(test, seconds: float, what: str) -> float:
-    """Poll the screen until `test(screen)`; the time it took."""
-    start = time.perf_counter()
-    while not test(screen(SESSION)):
-        if time.perf_counter() - start > seconds:
-            raise SystemExit(f"bench_flame.py: {what}: not on screen after {seconds:.0f} s:\n{screen(SESSION)}")
-        time.sleep(0.005)
-    return time.perf_counter() - start
+    return tmux_pane.until(SESSION, test, seconds, f"bench_flame.py: {what}")
 
 
 def press(key: str, test, what: str) -> float:

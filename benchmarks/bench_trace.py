@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from tmux_pane import screen, tmux  # beside this script
+import tmux_pane  # beside this script
+from tmux_pane import tmux
 
 HERE = Path(__file__).resolve().parent
 SESSION = "proton-tui-bench-trace"
@@ -51,12 +52,7 @@ def rss_of(command: list[str], tree: Path | None) -> tuple[float, float]:
 
 
 def until(test, seconds: float, what: str) -> float:
-    start = time.perf_counter()
-    while not test(screen(SESSION)):
-        if time.perf_counter() - start > seconds:
-            raise SystemExit(f"bench_trace.py: {what}: not on screen after {seconds:.0f} s:\n{screen(SESSION)}")
-        time.sleep(0.005)
-    return time.perf_counter() - start
+    return tmux_pane.until(SESSION, test, seconds, f"bench_trace.py: {what}")
 
 
 def tui_run(file: Path, tree: Path, warps: bool) -> dict:
