@@ -32,6 +32,11 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How long a SIGTERM or SIGHUP waits for the app's event loop to take up its quit (an idle loop does at once); past
 # it the thread is busy: the terminal is given back from another thread (`LinuxDriverQuickExit.give_back_now`).
 SIGNAL_ANSWER_S = 0.5
+# How long the app's own quit may take once its loop took it up, before the process ends without it (a terminal that
+# stopped reading holds every write); a quit takes well under a second on the 2-core machine.
+ENDING_S = 3.0
+# How long giving the terminal back may wait for the terminal to take its writes, before the process ends all the same.
+GIVE_BACK_S = 1.0
 
 if TYPE_CHECKING:  # the capture side is imported when first used: `view` starts without it
     from proton_tui.engine.session import RunResult
@@ -63,6 +68,7 @@ class ProtonApp(App):
         self.runs: list[RunResult] = []
         self.load_error: str | None = None  # why `opening` failed; the app has then exited with code 2
         self.ended_by_signal: int | None = None
+        self._ended = threading.Event()  # the app's run is over: an ending signal has nothing left to force
         self._abandoning = False
 
     def run_to_the_end(self) -> None:
@@ -73,6 +79,7 @@ class ProtonApp(App):
         try:
             self.run()
         finally:
+            self._ended.set()
             for signum, handler in before.items():
                 signal.signal(signum, handler)
         if self.ended_by_signal is not None:
@@ -106,9 +113,11 @@ class ProtonApp(App):
 
     def on_ending_signal(self, signum: int, frame=None) -> None:
         """SIGTERM or SIGHUP (Python runs this on the app's thread between two steps of whatever it computes): the
-        app quits from its event loop; when the loop does not take that up in SIGNAL_ANSWER_S (the thread is busy),
-        another thread gives the terminal back and ends the process, with the status a death by the signal gives."""
-        if self.ended_by_signal is not None:  # the first one's end is under way
+        app quits from its event loop. The process ends without that quit, with the status a death by the signal
+        gives, when the loop does not take it up in SIGNAL_ANSWER_S (the thread is busy), when the quit does not end
+        in ENDING_S (a terminal that stopped reading holds its writes), or on a second such signal."""
+        if self.ended_by_signal is not None:  # the first one's end is under way: this one ends the process now
+            self.end_now(self.ended_by_signal)
             return
         self.ended_by_signal = signum
         answered = threading.Event()
@@ -117,16 +126,25 @@ class ProtonApp(App):
             answered.set()
             self.exit(return_code=128 + signum)
 
-        def end_if_unanswered() -> None:
-            if not answered.wait(SIGNAL_ANSWER_S):
-                give_back = getattr(self._driver, "give_back_now", None)
-                if give_back is not None:
-                    give_back()
-                os._exit(128 + signum)
+        def end_if_unfinished() -> None:
+            if not (answered.wait(SIGNAL_ANSWER_S) and self._ended.wait(ENDING_S)):
+                self.end_now(signum)
 
         if self._loop is not None:
             self._loop.call_soon_threadsafe(quit_from_the_loop)
-        threading.Thread(target=end_if_unanswered, name="signal-end", daemon=True).start()
+        threading.Thread(target=end_if_unfinished, name="signal-end", daemon=True).start()
+
+    def end_now(self, signum: int) -> None:
+        """Give the terminal back from another thread, waiting at most GIVE_BACK_S for the terminal to take the
+        writes (its modes are restored either way), and end the process with the status of a death by `signum`."""
+        driver = self._driver
+        give_back = getattr(driver, "give_back_now", None)
+        if give_back is not None:
+            helper = threading.Thread(target=give_back, name="give-back", daemon=True)
+            helper.start()
+            helper.join(GIVE_BACK_S)
+            driver.restore_terminal_modes()
+        os._exit(128 + signum)
 
     def on_mount(self) -> None:
         if self.opening is not None and self.opening.rank_set:

@@ -1,7 +1,9 @@
-"""Textual's Linux terminal driver, except for two things. It can give the terminal back from another thread while
-the app's own is busy (a SIGTERM or SIGHUP that the app's quit does not answer in time: `give_back_now`). And when
+"""Textual's Linux terminal driver, except for three things. It can give the terminal back from another thread while
+the app's own is busy (a SIGTERM or SIGHUP that the app's quit does not answer in time: `give_back_now`). When
 the app ends while a capture is still being read (the read is abandoned and the process ends next), giving the
-terminal back does not wait for the input thread.
+terminal back does not wait for the input thread. And a SIGCONT resumes the app only after the app itself was
+suspended: Textual's driver starts application mode again on any SIGCONT (a terminal closed by tmux or SSH sends one
+with its SIGHUP), a second writer thread beside the first that the app's end then waits on.
 
 Textual's input thread polls the terminal with `select` timeouts of 0.1 s, and stopping it waits for the current
 one and then one more, on every quit (docs/measurements.md, row 41). Everything else that gives the terminal back
@@ -17,6 +19,20 @@ from textual.drivers.linux_driver import LinuxDriver
 
 
 class LinuxDriverQuickExit(LinuxDriver):
+    _suspended = False
+
+    def suspend_application_mode(self) -> None:
+        self._suspended = True
+        super().suspend_application_mode()
+
+    def resume_application_mode(self) -> None:
+        self._suspended = False
+        super().resume_application_mode()
+
+    def _sigcont_application(self, *_) -> None:
+        if self._suspended:  # a SIGCONT after a suspend of the app's own: resume; any other changes nothing
+            super()._sigcont_application()
+
     def disable_input(self) -> None:
         if not getattr(self._app, "abandoning_read", False):
             super().disable_input()
@@ -40,6 +56,11 @@ class LinuxDriverQuickExit(LinuxDriver):
         for sequence in ("\x1b[<u", "\x1b[?1049l", "\x1b[?25h", "\x1b[?1004l"):  # as stop_application_mode
             self.write(sequence)
         self._writer_thread.stop()  # returns once all of it is written
+        self.restore_terminal_modes()
+
+    def restore_terminal_modes(self) -> None:
+        """The terminal's modes as they were before the app (echo, line editing); needs no writes, so it works on a
+        terminal that no longer reads what the app writes."""
         if self.attrs_before is not None:
             try:
                 termios.tcsetattr(self.fileno, termios.TCSANOW, self.attrs_before)
