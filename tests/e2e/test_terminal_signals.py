@@ -61,7 +61,7 @@ def test_a_sigterm_ends_the_viewer_when_the_terminal_no_longer_reads():
         for turn in range(60):  # each resize redraws the whole screen; nothing of it is read
             set_size(leader, 40 + turn % 2 * 10, 120 + turn % 2 * 40)
             viewer.send_signal(signal.SIGWINCH)
-            time.sleep(0.05)
+            time.sleep(0.02)
         viewer.send_signal(signal.SIGTERM)
         try:
             code = viewer.wait(timeout=15)
