@@ -563,7 +563,10 @@ async def test_gpu_check_reads_each_gpu_and_names_a_concurrent_load(tmp_path):
         assert readings and not readings.get("problem"), readings
         assert readings["device"]["found_by"] == "uuid" and readings["during"]["samples"] >= 1
         assert "sm_clock_max_mhz" in readings["before"] and "clocks_event_reasons" in readings["after"]
-    assert report.rows[last].causes[0].startswith(f"other process on the GPU: pid {load_pid} ("), report.rows[last]
+    # Other tests' processes may share the GPU when GPU tests run in parallel: the load must be among those named.
+    first = report.rows[last].causes[0]
+    assert first.startswith(("other process on the GPU: ", "other processes on the GPU: ")), report.rows[last]
+    assert f"pid {load_pid} (" in first, report.rows[last]
     if len(report.rows) > 1:
         assert report.rows[last].flagged and report.rows[last].likely_cause.startswith("other process")
         assert not any(cause.startswith("other process") for row in report.rows[:last] for cause in row.causes)
