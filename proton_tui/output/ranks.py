@@ -106,7 +106,7 @@ class RankSet:
 
     ranks: tuple[RankCapture, ...]
 
-    @property
+    @cached_property  # every rank's and every kernel's cells ask for it
     def unit(self) -> str:
         units = {rank.profile.unit for rank in self.ranks if not rank.profile.is_empty}
         return units.pop() if len(units) == 1 else "ns"
@@ -121,10 +121,14 @@ class RankSet:
 
     def kernels(self) -> list[KernelAcross]:
         """Every kernel name of any rank, the largest spread (max ÷ median) first, then the largest time."""
+        return list(self._kernels)
+
+    @cached_property  # the viewer asks again at each sort and resize
+    def _kernels(self) -> tuple[KernelAcross, ...]:
         stats = [{kernel.name: kernel.value for kernel in rank.profile.kernel_stats()} for rank in self.ranks]
         rows = [KernelAcross(name, tuple(per_rank.get(name) for per_rank in stats))
                 for name in sorted({name for per_rank in stats for name in per_rank})]
-        return sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name))
+        return tuple(sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name)))
 
 
 def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
