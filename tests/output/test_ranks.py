@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import msgspec
 import orjson
@@ -187,3 +188,16 @@ def test_kernels_prints_the_kernel_table_alone_and_a_flag_for_one_capture_is_ref
         refused = subprocess.run([CLI, "view", str(folder), *flags], capture_output=True, text=True, timeout=60)
         assert refused.returncode == 2 and refused.stdout == "", flags
         assert refused.stderr.startswith(f"proton-tui: error: {flags[0]}") and refused.stderr.count("\n") == 1
+
+
+def test_a_rank_set_of_trees_is_read_and_written_without_numpy(tmp_path):
+    """numpy (15 MiB of a process's memory) is for traces: a rank set of trees never loads it, as text or JSON."""
+    folder = FIXTURES / "ranks_h200"
+    no_numpy = ("import sys; sys.modules['numpy'] = None; sys.argv = ['proton-tui', *sys.argv[1:]]; "
+                "from proton_tui.entry import main; main()")
+    for flag in ("--plain", "--json", "--kernels"):
+        alone = subprocess.run([sys.executable, "-c", no_numpy, "view", str(folder), flag], capture_output=True,
+                               text=True, timeout=60)
+        assert alone.returncode == 0 and "numpy" not in alone.stderr, alone.stderr[-2000:]
+        usual = subprocess.run([CLI, "view", str(folder), flag], capture_output=True, text=True, timeout=60)
+        assert alone.stdout == usual.stdout
