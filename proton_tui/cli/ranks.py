@@ -15,7 +15,7 @@ def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, 
     """The rank set in the viewer on a terminal, else as text (`kernels`: the kernel × rank table alone) or JSON;
     with `export`, the ranks' traces merged into one Chrome trace for Perfetto."""
     from proton_tui.hatchet import CaptureError
-    from proton_tui.output.document import json_text
+    from proton_tui.output.document import json_text, write_json
     from proton_tui.output.ranks import (
         RankSetError,
         merged_rank_trace,
@@ -44,6 +44,6 @@ def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, 
         fail(str(error))
     names = names_for([rank.profile for rank in rank_set.ranks], names_form, raw_names)
     if as_json:
-        sys.stdout.write(json_text(rank_set_json(rank_set, names)))
+        write_json(rank_set_json(rank_set, names), sys.stdout)
     else:
         sys.stdout.write(shown(rank_set_text(rank_set, names, ranks_table=not kernels)))

@@ -72,12 +72,6 @@ def view(
     FILE is a tree (.hatchet, .hatchet_msgpack), a trace (.chrome_trace: its lanes on a timeline, their busy time
     and idle gaps as text), a folder of rank captures or several captures (one per rank: the ranks side by side, the
     slowest named), or a folder of check and doctor reports (a fleet, as check --report-dir writes them)."""
-    from proton_tui.console import size_text
-    from proton_tui.output.csv_tables import kernel_csv
-    from proton_tui.output.document import summary_json, write_json
-    from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
-    from proton_tui.view.display import SORT_KEYS
-
     if len(files) == 1 and files[0].is_dir():  # a fleet's reports (check --report-dir), as text or JSON
         from proton_tui.cli.fleet import view_fleet
         from proton_tui.engine.fleet import is_fleet_folder
@@ -98,6 +92,12 @@ def view(
             fail("--plain, --kernels and --json are exclusive: pick one")
         view_rank_set(files, plain, kernels, as_json, names_form, raw_names, export)
         return
+    from proton_tui.console import size_text
+    from proton_tui.output.csv_tables import kernel_csv
+    from proton_tui.output.document import summary_json, write_json
+    from proton_tui.output.text import kernel_summary_lines, tree_lines, write_lines
+    from proton_tui.view.display import SORT_KEYS
+
     file = files[0]
     chosen = view_filter(include, exclude, threshold, depth, show_empty)
     clock_khz = sm_clock(sm_clock_khz)

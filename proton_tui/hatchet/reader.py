@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from proton_tui.hatchet.chrome_trace import NotATrace, TraceError, decode_trace, read_trace
-from proton_tui.hatchet.cycles import facts_from_trace
 from proton_tui.hatchet.decode import (
     DECODE_ERRORS,
     decode_document,
@@ -20,12 +19,16 @@ from proton_tui.hatchet.decode import (
 from proton_tui.hatchet.errors import CaptureError
 from proton_tui.hatchet.flatten import NodeError, flatten, profile_from
 from proton_tui.hatchet.profile import ROOT_PARENT, Profile
-from proton_tui.hatchet.trace import Trace
+
+if TYPE_CHECKING:
+    from proton_tui.hatchet.trace import Trace
 
 
 def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
     """A Chrome trace decoded straight into compact structures (a large one is never held twice); anything the
     typed decoder refuses is read again with orjson, whose path words the error."""
+    from proton_tui.hatchet.chrome_trace import NotATrace, TraceError, decode_trace  # numpy: for traces alone
+
     try:
         trace = decode_trace(data)
     except NotATrace:
@@ -58,6 +61,8 @@ def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], b
     Chrome trace becomes the tree of its kernels, the trace itself kept beside it (`Profile.trace`)."""
     document = parse(path, data)
     if isinstance(document, dict) and "traceEvents" in document:
+        from proton_tui.hatchet.chrome_trace import TraceError, read_trace  # numpy: for traces alone
+
         try:
             trace = read_trace(document)
         except TraceError as error:
@@ -74,6 +79,8 @@ def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], b
 
 def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Callable[[], bool] | None) -> Profile:
     """A Chrome trace's kernels as a tree (summed by call stack), with the trace kept for the timeline."""
+    from proton_tui.hatchet.cycles import facts_from_trace
+
     try:
         profile = _index(path, trace.tree(), {}, show_internal, cancelled=cancelled)
     except NodeError as error:

@@ -16,6 +16,7 @@ from pathlib import Path
 from proton_tui import JSON_SCHEMA
 from proton_tui.console import path_text, printable
 from proton_tui.hatchet import CaptureError, Profile, open_capture
+from proton_tui.output.document import Streamed
 from proton_tui.output.merged_trace import RankTrace, merge_traces
 from proton_tui.records import MIN_FRACTION, RankRecord, RecordError, read_sidecar
 from proton_tui.records.ranks import SIDECAR_SUFFIX
@@ -106,7 +107,7 @@ class RankSet:
 
     ranks: tuple[RankCapture, ...]
 
-    @property
+    @cached_property  # every rank's and every kernel's cells ask for it
     def unit(self) -> str:
         units = {rank.profile.unit for rank in self.ranks if not rank.profile.is_empty}
         return units.pop() if len(units) == 1 else "ns"
@@ -121,10 +122,14 @@ class RankSet:
 
     def kernels(self) -> list[KernelAcross]:
         """Every kernel name of any rank, the largest spread (max ÷ median) first, then the largest time."""
+        return list(self._kernels)
+
+    @cached_property  # the viewer asks again at each sort and resize
+    def _kernels(self) -> tuple[KernelAcross, ...]:
         stats = [{kernel.name: kernel.value for kernel in rank.profile.kernel_stats()} for rank in self.ranks]
         rows = [KernelAcross(name, tuple(per_rank.get(name) for per_rank in stats))
                 for name in sorted({name for per_rank in stats for name in per_rank})]
-        return sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name))
+        return tuple(sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name)))
 
 
 def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
@@ -285,7 +290,8 @@ def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, ran
 
 
 def rank_set_json(rank_set: RankSet, names: Names) -> dict:
-    """The rank set as JSON: each rank (its capture, totals, sidecar), each kernel across the ranks."""
+    """The rank set as JSON: each rank (its capture, totals, sidecar), each kernel across the ranks; the ranks and
+    the kernels made and written one at a time (`write_json`)."""
     ranks = rank_set.ranks
     return {
         "schema": JSON_SCHEMA,
@@ -294,17 +300,17 @@ def rank_set_json(rank_set: RankSet, names: Names) -> dict:
         "rank_source": ranks[0].source if ranks else FROM_ORDER,
         "median_total": rank_set.median_total,
         "min_fraction": MIN_FRACTION,
-        "ranks": [{
+        "ranks": Streamed(lambda: ({
             "rank": rank.rank, "capture": path_text(rank.profile.path), "total": rank.profile.total,
             "kernels": rank.profile.kernel_count, "launches": rank.profile.recorded_launches,
             "host": rank.host or None, "gpu_index": rank.record.gpu_index if rank.record else None,
             "gpu_uuid": rank.record.gpu_uuid if rank.record else None, "flagged": rank_set.flagged(rank),
-        } for rank in ranks],
-        "kernels": [{
+        } for rank in ranks)),
+        "kernels": Streamed(lambda: ({
             "name": names.shown(kernel.name), "raw_name": kernel.name,
             "values": list(kernel.values), "min": kernel.minimum, "median": kernel.median, "max": kernel.maximum,
             "skew": kernel.skew, "slowest_rank": ranks[kernel.slowest].rank,
-        } for kernel in rank_set.kernels()],
+        } for kernel in rank_set.kernels())),
     }
 
 

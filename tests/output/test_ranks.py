@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import msgspec
 import orjson
@@ -14,6 +15,7 @@ from proton_tui.hatchet import open_capture
 from proton_tui.output.ranks import RankSetError, open_rank_set
 from proton_tui.records import RankRecord
 from tests.helpers import CLI, FIXTURES
+from tests.output.trace_format import merged_errors
 
 
 def ranks_folder(tmp_path, *captures: str, sidecars: bool = False):
@@ -84,10 +86,6 @@ def trace_ranks(tmp_path, fixture: str, shifts_ns: tuple[int, ...]):
     return folder, original
 
 
-def events_of(document) -> list[dict]:
-    return document["traceEvents"] if isinstance(document, dict) else document
-
-
 def test_merged_traces_keep_every_event_with_flows_and_lanes_apart_and_clocks_aligned(tmp_path):
     folder, original = trace_ranks(tmp_path, "triton390_two_streams.chrome_trace", (0, 2_500_000))
     out = tmp_path / "merged.json"
@@ -97,17 +95,9 @@ def test_merged_traces_keep_every_event_with_flows_and_lanes_apart_and_clocks_al
     assert "clocks aligned by the traces' clock base (baseTimeNanoseconds)" in done.stdout + done.stderr
     merged = orjson.loads(out.read_bytes())
     events = merged["traceEvents"]
-    data = [event for event in events_of(original) if event["ph"] != "M"]
-    for rank in (0, 1):
-        mine = [event for event in events if event["ph"] != "M" and event["pid"] // 1000 == rank]
-        assert len(mine) == len(data)
-        shift = 2_500 if rank else 0  # µs: rank 1's clock base is 2.5 ms later
-        assert [event["ts"] for event in mine] == [event["ts"] + shift for event in data]
-    flows = {}
-    for event in events:
-        if event["ph"] in ("s", "f"):
-            flows.setdefault(event["id"], set()).add(event["pid"] // 1000)
-    assert flows and all(len(ranks) == 1 for ranks in flows.values()), "a flow id shared by two ranks"
+    inputs = {rank: (orjson.loads((folder / f"job.rank{rank}.chrome_trace").read_bytes()), f"rank {rank}")
+              for rank in (0, 1)}
+    assert merged_errors(merged, inputs) == []  # the format's rules; every event kept, flows apart, clocks moved
     names = {event["pid"]: event["args"]["name"] for event in events if event.get("name") == "process_name"}
     assert names == {0: "rank 0", 1000: "rank 1"}
     assert merged["baseTimeNanoseconds"] == original["baseTimeNanoseconds"]
@@ -198,3 +188,16 @@ def test_kernels_prints_the_kernel_table_alone_and_a_flag_for_one_capture_is_ref
         refused = subprocess.run([CLI, "view", str(folder), *flags], capture_output=True, text=True, timeout=60)
         assert refused.returncode == 2 and refused.stdout == "", flags
         assert refused.stderr.startswith(f"proton-tui: error: {flags[0]}") and refused.stderr.count("\n") == 1
+
+
+def test_a_rank_set_of_trees_is_read_and_written_without_numpy(tmp_path):
+    """numpy (15 MiB of a process's memory) is for traces: a rank set of trees never loads it, as text or JSON."""
+    folder = FIXTURES / "ranks_h200"
+    no_numpy = ("import sys; sys.modules['numpy'] = None; sys.argv = ['proton-tui', *sys.argv[1:]]; "
+                "from proton_tui.entry import main; main()")
+    for flag in ("--plain", "--json", "--kernels"):
+        alone = subprocess.run([sys.executable, "-c", no_numpy, "view", str(folder), flag], capture_output=True,
+                               text=True, timeout=60)
+        assert alone.returncode == 0 and "numpy" not in alone.stderr, alone.stderr[-2000:]
+        usual = subprocess.run([CLI, "view", str(folder), flag], capture_output=True, text=True, timeout=60)
+        assert alone.stdout == usual.stdout

@@ -30,6 +30,7 @@ from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTabl
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.timeline import RanksTimeline
 from tests.helpers import CLI, FIXTURES, wait_for
+from tests.output.trace_format import merged_errors
 from tests.tui.screen_text import screen_lines
 
 H200_RANKS = FIXTURES / "ranks_h200"
@@ -181,10 +182,9 @@ async def test_traces_open_on_one_timeline_grouped_by_rank_their_launches_steppe
         await pilot.press("enter")  # the name suggested
         await wait_for(lambda: (tmp_path / "ranks-merged.json").exists(), what="the merged trace")
         merged = orjson.loads((tmp_path / "ranks-merged.json").read_bytes())
-        data = [event for event in original["traceEvents"] if event["ph"] != "M"]
-        for rank in (0, 1):
-            assert len([event for event in merged["traceEvents"] if event["ph"] != "M"
-                        and event["pid"] // 1000 == rank]) == len(data)
+        inputs = {rank: (orjson.loads((folder / f"job.rank{rank}.chrome_trace").read_bytes()), f"rank {rank}")
+                  for rank in (0, 1)}
+        assert merged_errors(merged, inputs) == []  # as the format and the merge's rules have it
         await pilot.press("t")  # the tables
         assert screen.query_one(KernelRankTable).display and not timeline.display
 

@@ -27,6 +27,13 @@ GAP, SCROLLBAR = 2, 2  # cells between two columns; the vertical scrollbar's wid
 RANK_ORDER = (0, 1, 2, 7, 3, 4, 5, 6)  # RANK_HEADER's cells as the table shows them: the flag beside the ratio
 
 
+class Cell(Text):
+    """A cell of a column whose width is set. Textual measures every cell of every row added (the console's options
+    each time: ~0.5 s for the 1,024 ranks' table) for a width such a column never uses; this one says it has none."""
+
+    __rich_measure__ = None
+
+
 def _widths(rows: list[list[str]]) -> list[int]:
     return [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
 
@@ -51,10 +58,10 @@ class RankTable(DataTable):
         self.clear(columns=True)
         self.add_column("A", width=1)
         for i, (title, width) in enumerate(zip(rows[0], _widths(rows))):
-            self.add_column(Text(title, justify="right" if 0 < i < 3 else "left"), width=width)
+            self.add_column(Cell(title, justify="right" if 0 < i < 3 else "left"), width=width)
         for at, cells in enumerate(rows[1:]):
             self.add_row("A" if at == self.marked else "",
-                         *[Text(cell, justify="right" if 0 < i < 3 else "left") for i, cell in enumerate(cells)])
+                         *[Cell(cell, justify="right" if 0 < i < 3 else "left") for i, cell in enumerate(cells)])
         self.move_cursor(row=row)
 
     @property
@@ -80,12 +87,15 @@ class KernelRankTable(DataTable):
 
     def show(self, rank_set: RankSet, kernels: list[KernelAcross], names: Names, width: int) -> None:
         self.kernels = kernels
-        ranks = rank_set.ranks
+        stats_header = list(KERNEL_STATS_HEADER)
+        stats = sum(width + GAP for width in _widths([stats_header, *(kernel_cells(rank_set, kernel, 0)
+                                                                      for kernel in kernels)]))
+        room = width - SCROLLBAR - MIN_NAME_WIDTH - stats
+        ranks = rank_set.ranks[:max(room, 0) // (GAP + 1)]  # the most rank columns that could fit: cells for those
         cells = [kernel_cells(rank_set, kernel, len(ranks)) for kernel in kernels]
-        header = [f"r{rank.rank}" for rank in ranks] + list(KERNEL_STATS_HEADER)
+        header = [f"r{rank.rank}" for rank in ranks] + stats_header
         widths = _widths([header, *cells])
-        stats = sum(width + GAP for width in widths[len(ranks):])
-        room, shown = width - SCROLLBAR - MIN_NAME_WIDTH - stats, 0
+        shown = 0
         while shown < len(ranks) and widths[shown] + GAP <= room:
             room -= widths[shown] + GAP
             shown += 1
@@ -97,14 +107,14 @@ class KernelRankTable(DataTable):
         last = len(header) - 1  # the slowest rank: a name, left-aligned after its gap
 
         def cell(i: int, text: str) -> Text:
-            return Text(" " * GAP + text, justify="left") if i == last else Text(text, justify="right")
+            return Cell(" " * GAP + text, justify="left") if i == last else Cell(text, justify="right")
 
         for i in columns:
             self.add_column(cell(i, header[i]), width=widths[i] + GAP)
-        self.add_column(Text(" " * GAP + "kernel"), width=max(room, 0) + MIN_NAME_WIDTH)
+        self.add_column(Cell(" " * GAP + "kernel"), width=max(room, 0) + MIN_NAME_WIDTH)
         for kernel, row_cells in zip(kernels, cells):
             self.add_row(*[cell(i, row_cells[i]) for i in columns],
-                         Text(" " * GAP + printable(names.shown(kernel.name)), no_wrap=True, overflow="ellipsis"))
+                         Cell(" " * GAP + printable(names.shown(kernel.name)), no_wrap=True, overflow="ellipsis"))
         self.move_cursor(row=row)
 
     @property
@@ -130,7 +140,7 @@ class KernelAcrossTable(DataTable):
                          share_bar(on_rank.share or 0.0)])
         self.clear(columns=True)
         for i, (title, width) in enumerate(zip(rows[0], _widths(rows))):
-            self.add_column(Text(title, justify="right" if 0 < i < 4 else "left"), width=width)
+            self.add_column(Cell(title, justify="right" if 0 < i < 4 else "left"), width=width)
         for cells in rows[1:]:
-            self.add_row(*[Text(cell, justify="right" if 0 < i < 4 else "left") for i, cell in enumerate(cells)])
+            self.add_row(*[Cell(cell, justify="right" if 0 < i < 4 else "left") for i, cell in enumerate(cells)])
         self.move_cursor(row=0)
