@@ -66,7 +66,7 @@ def decode_trace(data) -> Trace:
         raise TraceError(_validation_text(str(error))) from None
     pieces, base = index.traceEvents, index.baseTimeNanoseconds
     del index
-    columns = _Columns()
+    columns = EventColumns()
     for first in range(0, len(pieces), PIECE_EVENTS):
         try:
             events = EVENTS.decode(b"[" + b",".join(pieces[first:first + PIECE_EVENTS]) + b"]")
@@ -121,7 +121,7 @@ def _flow_ids(values: list, table: dict) -> np.ndarray:
     return numbers
 
 
-class _Columns:
+class EventColumns:
     """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields, the flow
     points, the lanes' metadata; `trace` puts them in lane then start order."""
 

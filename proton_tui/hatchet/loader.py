@@ -17,8 +17,8 @@ from proton_tui.hatchet.errors import CaptureError, LoadCancelled
 from proton_tui.hatchet.facts import CycleFacts
 from proton_tui.hatchet.pieces import load_in_pieces
 from proton_tui.hatchet.profile import Profile
-from proton_tui.hatchet.reader import load_whole
-from proton_tui.hatchet.source import mapped
+from proton_tui.hatchet.reader import load_whole, trace_profile
+from proton_tui.hatchet.source import mapped, streamed
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,11 @@ class PendingLoad:
         self._cancelled = threading.Event()
         self._abandon = False
         self._parked = threading.Event()
-        self.data = self._held.enter_context(mapped(path, settled))
-        self.size = len(self.data)
+        self.settled = settled
+        self._streaming = ExitStack()  # a large trace read a piece at a time (else: `data`, read whole)
+        self.trace_file = self._streaming.enter_context(streamed(path, settled))
+        self.data = None if self.trace_file is not None else self._held.enter_context(mapped(path, settled))
+        self.size = self.trace_file.size if self.trace_file is not None else len(self.data)
         self.bytes_read = 0  # so far, as a `finish` under way reports it (a file read in pieces: after each piece)
 
     def cancel(self, abandon: bool = False) -> None:
@@ -88,13 +91,9 @@ class PendingLoad:
         gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
         try:
             with self._held:
-                whole = is_msgpack(self.data) or is_object(self.data)  # pieces are cut at a JSON tree's lines
-                profile = None if whole else load_in_pieces(
-                    self.path, self.data, self.show_internal, cancelled=self._stop_here, progress=self._read_so_far)
-                if self._stop_here():
-                    raise LoadCancelled(self.path)
+                profile = self._streamed() if self.trace_file is not None else None
                 if profile is None:
-                    profile = load_whole(self.path, self.data, self.show_internal, self._stop_here)
+                    profile = self._read_whole()
                 if self.facts is not None:
                     profile = completed(profile, self.facts)
                 profile = with_unattributed(profile)
@@ -105,7 +104,35 @@ class PendingLoad:
             if collecting:
                 gc.enable()
 
+    def _read_whole(self) -> Profile:
+        if self.data is None:  # a trace that must be read whole after all
+            self.data = self._held.enter_context(mapped(self.path, self.settled))
+            self.size = len(self.data)
+        whole = is_msgpack(self.data) or is_object(self.data)  # pieces are cut at a JSON tree's lines
+        profile = None if whole else load_in_pieces(
+            self.path, self.data, self.show_internal, cancelled=self._stop_here, progress=self._read_so_far)
+        if self._stop_here():
+            raise LoadCancelled(self.path)
+        return profile or load_whole(self.path, self.data, self.show_internal, self._stop_here)
+
+    def _streamed(self) -> Profile | None:
+        """The profile of a large trace read a piece at a time; None when it must be read whole (the trace file is
+        then let go)."""
+        from proton_tui.hatchet.chrome_trace import TraceError  # numpy: for traces alone
+        from proton_tui.hatchet.trace_stream import NotStreamable, stream_trace
+
+        with self._streaming:
+            try:
+                trace = stream_trace(self.path, self.trace_file.pieces(), self._stop_here, self._read_so_far)
+            except (NotStreamable, TraceError):  # read whole, where every error is worded
+                trace = None
+            else:
+                self.trace_file.check()
+        self.trace_file = None
+        return None if trace is None else trace_profile(self.path, trace, self.show_internal, self._stop_here)
+
     def close(self) -> None:
+        self._streaming.close()
         self._held.close()
 
 

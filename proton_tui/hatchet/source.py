@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import mmap
 import os
 import re
@@ -14,6 +15,7 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,6 +29,12 @@ MAP_FROM_BYTES = 128_000_000
 # Below this size a settled file is read the second time at once, not on a thread: a thread's start and join (about
 # 3 ms on the 2-core machine) cost more than reading the file (1,024 ranks of 42 KB: docs/measurements.md).
 REREAD_THREAD_FROM_BYTES = 4_000_000
+REREAD_PIECE_BYTES = 1 << 20  # read again and compared this much at a time
+# From this size a Chrome trace is read a piece at a time into its columns, never whole (docs/measurements.md)
+STREAM_FROM_BYTES = 16_000_000
+TRACE_PIECE_BYTES = 4 << 20  # a trace's piece: about 16k events of the 83 MB instrumentation trace
+HEAD_BYTES = 65536  # what is looked at to tell a Chrome trace: an object that names its traceEvents early
+TRACE_HEAD = re.compile(rb'\s*\{.*?"traceEvents"\s*:\s*\[', re.DOTALL)
 SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
@@ -58,7 +66,7 @@ def mapped(path: Path, settled: bool = False):
                 raise CaptureError(f"{path}: is a special file (its size says 0, yet it reads as text), not a capture "
                                    "file")
             _check_unchanged(path, handle, before, len(data))
-            again = _Reread(handle.fileno(), len(data), before, settled)  # meanwhile: read once more, to compare
+            again = _Reread(handle.fileno(), len(data), before, settled, data)  # meanwhile: read again, to compare
         try:
             _check_content(path, data)
             yield data
@@ -177,14 +185,16 @@ def _check_unchanged(path: Path, handle, before: tuple[int, int, int], read: int
 
 
 class _Reread(threading.Thread):
-    """The file read once more, on a thread (the read itself leaves the GIL to the parse): a write in progress
-    during the first read (one that already set the time it leaves, and keeps the size) shows as bytes that
-    differ. A file written less than SETTLE_S ago is read again only once that time has passed, so that a writer
-    paused in the middle of a write has moved on."""
+    """The file read once more, on a thread (the read itself leaves the GIL to the parse), a piece at a time compared
+    with what was read first (`data`), or, without it, hashed: a write in progress during the first read (one that
+    already set the time it leaves, and keeps the size) shows as bytes that differ. A file written less than
+    SETTLE_S ago is read again only once that time has passed, so that a writer paused in the middle of a write has
+    moved on."""
 
-    def __init__(self, fd: int, size: int, version: tuple[int, int, int], settled: bool) -> None:
+    def __init__(self, fd: int, size: int, version: tuple[int, int, int], settled: bool, data=None) -> None:
         super().__init__(name="reread", daemon=True)
-        self.fd, self.copy, self.version, self.longer = fd, bytearray(size), version, False
+        self.fd, self.size, self.version, self.data = fd, size, version, data
+        self.differs, self.digest = False, hashlib.sha256()
         self.settle_s = 0.0 if settled else SETTLE_S
         # a small file settled already is read again at once: a thread would cost more than the read it overlaps
         self.inline = size < REREAD_THREAD_FROM_BYTES and time.time() >= self.version[1] / 1e9 + self.settle_s
@@ -195,23 +205,100 @@ class _Reread(threading.Thread):
 
     def run(self) -> None:
         time.sleep(max(0.0, self.version[1] / 1e9 + self.settle_s - time.time()))
-        view, done = memoryview(self.copy), 0
+        done = 0
         try:
-            while done < len(self.copy) and (count := os.preadv(self.fd, [view[done:]], done)):
-                done += count
-            self.longer = bool(os.pread(self.fd, 1, done))
+            while done < self.size and (piece := os.pread(self.fd, min(REREAD_PIECE_BYTES, self.size - done), done)):
+                if self.data is None:
+                    self.digest.update(piece)
+                elif piece != self.data[done:done + len(piece)]:
+                    self.differs = True
+                    return
+                done += len(piece)
+            self.differs = bool(os.pread(self.fd, 1, done))  # longer now
         except OSError:
-            self.longer = True  # unreadable now: not the file that was read
-        if done < len(self.copy) or _version(self.fd) != self.version:
-            self.longer = True
+            self.differs = True  # unreadable now: not the file that was read
+        if done < self.size or _version(self.fd) != self.version:
+            self.differs = True
 
-    def same_as(self, data: bytes) -> bool:
+    def same_as(self, data) -> bool:
+        """Whether the second read found `data` (the bytes read first)."""
         self.join()
-        return not self.longer and self.copy == data
+        return not self.differs and self.data is data
+
+    def same_digest(self, digest: bytes) -> bool:
+        """Whether the second read found bytes of this SHA-256 (those read first, hashed as they were read)."""
+        self.join()
+        return not self.differs and self.digest.digest() == digest
 
     def join(self, timeout: float | None = None) -> None:
         if not self.inline:
             super().join(timeout)
+
+
+class TraceFile:
+    """A large Chrome trace read a piece at a time (`pieces`), never held whole. Under a read lease a writer waits
+    until the read is done; without one the file is read a second time on a thread and the two reads' SHA-256
+    compared. `check`, once every piece is read, raises CaptureError when the file changed meanwhile."""
+
+    def __init__(self, path: Path, fd: int, version: tuple[int, int, int], settled: bool) -> None:
+        self.path, self.fd, self.version, self.size = path, fd, version, version[0]
+        self.lease = _ReadLease.take(fd)
+        self.digest = None if self.lease is not None else hashlib.sha256()
+        self.again = None if self.lease is not None else _Reread(fd, self.size, version, settled)
+        self.read = 0
+
+    def pieces(self, piece_bytes: int = TRACE_PIECE_BYTES) -> Iterator[bytes]:
+        """The file's bytes in order, `piece_bytes` at a time."""
+        while self.read < self.size:
+            try:
+                piece = os.pread(self.fd, min(piece_bytes, self.size - self.read), self.read)
+            except OSError as error:
+                raise CaptureError(f"{self.path}: cannot read: {error.strerror or error}") from None
+            if not piece:
+                raise _changed(self.path)  # shorter now than when it was opened
+            if self.digest is not None:
+                self.digest.update(piece)
+            self.read += len(piece)
+            yield piece
+
+    def check(self) -> None:
+        """CaptureError when the file was written while it was read (what was read may be neither version)."""
+        if self.read != self.size or _version(self.fd) != self.version or _version(self.path) != self.version \
+                or (self.again is not None and not self.again.same_digest(self.digest.digest())):
+            raise _changed(self.path)
+
+    def close(self) -> None:
+        if self.again is not None:
+            self.again.join()
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+
+@contextmanager
+def streamed(path: Path, settled: bool = False):
+    """A Chrome trace of at least STREAM_FROM_BYTES as a `TraceFile`, read a piece at a time; None for anything else
+    (standard input, a smaller file, another kind of capture: `mapped` reads it whole). Anything but a regular file
+    is refused before it is opened."""
+    if path == STDIN:
+        yield None
+        return
+    _check_kind(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
+    with handle:
+        version = _version(handle.fileno())
+        head = os.pread(handle.fileno(), HEAD_BYTES, 0) if version[0] >= STREAM_FROM_BYTES else b""
+        if not TRACE_HEAD.match(head) or b"\x00" in head:
+            yield None
+            return
+        trace = TraceFile(path, handle.fileno(), version, settled)
+        try:
+            yield trace
+        finally:
+            trace.close()
 
 
 def _check_kind(path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING, TextIO
 
 import orjson
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
     from proton_tui.view.warps import ScopeStats, WarpTrace
 
+STRAGGLERS_AT_ONCE = 4096  # stragglers made and written at a time: 88k of them in the 83 MB instrumentation trace
+
 
 def json_text(document) -> str:
     """A JSON document as every command prints it: indented, one trailing newline. An integer past 64 bits (orjson
@@ -30,10 +33,11 @@ def json_text(document) -> str:
 
 
 class Streamed:
-    """A list of a document made and written one item at a time (`write_json`), never held whole."""
+    """A list of a document made and written one item at a time (`write_json`), never held whole; `batch`: its
+    items (none of them streamed) are made and written that many at a time, for a long list of small ones."""
 
-    def __init__(self, items: Callable[[], Iterable]) -> None:
-        self.items = items
+    def __init__(self, items: Callable[[], Iterable], batch: int = 1) -> None:
+        self.items, self.batch = items, batch
 
     def __iter__(self) -> Iterator:
         return iter(self.items())
@@ -65,6 +69,13 @@ def _write(value, out: TextIO, level: int) -> None:
             out.write(("," if at else "") + "\n" + inner + _dumped(str(key), 0) + ": ")
             _write(item, out, level + 1)
         out.write("\n" + "  " * level + "}")
+    elif isinstance(value, Streamed) and value.batch > 1:
+        written, items = False, iter(value)
+        while batch := list(islice(items, value.batch)):
+            text = _dumped(batch, level)  # "[", each item on a line of its own as one at a time has it, then "]"
+            out.write(("," if written else "[") + text[1:text.rindex("\n")])
+            written = True
+        out.write("\n" + "  " * level + "]" if written else "[]")
     elif isinstance(value, Streamed):
         written = False
         for item in value:
@@ -213,9 +224,13 @@ def warps_record(warps: WarpTrace) -> dict:
         numbers = {"min": scope.min, "median": scope.median, "p99": scope.p99, "max": scope.max}
         return {"name": scope.name, "count": scope.count, **numbers,
                 "us": {key: warps.micros(value) for key, value in numbers.items()} if warps.clock_khz else None,
-                "stragglers": [{"name": sample.warp.name, "sm": sample.warp.sm, "cta": sample.warp.cta,
-                                "warp": sample.warp.warp, "launch": sample.launch, "cycles": sample.cycles}
-                               for sample in scope.stragglers]}
+                "stragglers": Streamed(lambda: ({"name": sample.warp.name, "sm": sample.warp.sm, "cta": sample.warp.cta,
+                                                 "warp": sample.warp.warp, "launch": sample.launch,
+                                                 "cycles": sample.cycles} for sample in scope.stragglers),
+                                       STRAGGLERS_AT_ONCE)}
+
+    def scope_records(scopes: dict) -> Streamed:
+        return Streamed(lambda: map(scope_record, scopes.values()))
 
     return {
         "clock_khz": warps.clock_khz,
@@ -223,8 +238,7 @@ def warps_record(warps: WarpTrace) -> dict:
         "launches": Streamed(lambda: ({"number": launch.number, "kernel": launch.kernel, "ordinal": launch.ordinal,
                                        "start": launch.start, "end": launch.end, "sms": launch.counts[1],
                                        "ctas": launch.ctas, "warps": launch.counts[0],
-                                       "scopes": [scope_record(scope) for scope in launch.scopes.values()]}
+                                       "scopes": scope_records(launch.scopes)}
                                       for launch in warps.launches)),
-        "across_launches": {kernel: [scope_record(scope) for scope in scopes.values()]
-                            for kernel, scopes in warps.across.items()},
+        "across_launches": {kernel: scope_records(scopes) for kernel, scopes in warps.across.items()},
     }

@@ -1,0 +1,106 @@
+"""A Chrome trace decoded from its pieces as they are read (`source.TraceFile`), never held whole: each piece is cut
+after the last event it completes and decoded into the columns (`chrome_trace.EventColumns`), the rest carried into
+the next piece.
+
+A cut is tried after a `}` followed by `,` or `]`; it is right exactly when the events before it decode as a JSON
+list (a cut inside an event or inside a string leaves a bracket or a string open). Anything this reader does not
+take as it comes (a file that is not JSON, an event of the wrong shape, a trace that does not name its events early)
+raises NotStreamable, and the file is read whole instead, where every error is worded as it always is."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from proton_tui.hatchet.chrome_trace import EVENTS, TRACE_INDEX, EventColumns
+from proton_tui.hatchet.errors import LoadCancelled
+from proton_tui.hatchet.trace import Trace
+
+EVENTS_KEY = re.compile(rb'"traceEvents"[ \t\n\r]*:[ \t\n\r]*\[')
+AFTER_EVENT = re.compile(rb"[ \t\n\r]*([,\]])")
+SPACE = re.compile(rb"[ \t\n\r]*")
+JSON_SPACE = b" \t\n\r"
+CUTS_TRIED = 4  # cuts tried, last first, before a piece waits for more bytes (the first is right in Proton's files)
+HEAD_LIMIT = 1 << 20  # the bytes before `traceEvents` this reader takes; a trace with more is read whole
+
+
+class NotStreamable(Exception):
+    """The trace cannot be read a piece at a time: read it whole."""
+
+
+def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bool] = lambda: False,
+                 progress: Callable[[int], None] = lambda done: None) -> Trace:
+    """The trace whose bytes `pieces` yields, in order. Raises NotStreamable (read it whole instead); `cancelled` is
+    asked before each piece: True raises LoadCancelled. `progress` is told how many bytes have been read."""
+    rest, done = b"", 0
+    for piece in pieces:
+        rest += piece
+        done += len(piece)
+        if (found := EVENTS_KEY.search(rest)) is not None:
+            break
+        if len(rest) > HEAD_LIMIT:
+            raise NotStreamable
+    else:
+        raise NotStreamable
+    head, rest = rest[:found.end() - 1], rest[found.end():]
+    columns, count, low, after_comma = EventColumns(), 0, 0, False
+    while True:
+        if cancelled():
+            raise LoadCancelled(path)
+        space = SPACE.match(rest).end()
+        if rest[space:space + 1] == b"]":  # the list ends: no event before it, or a comma (not JSON) before it
+            if after_comma:
+                raise NotStreamable
+            tail = rest[space + 1:]
+            break
+        cut = _cut(rest, low)
+        if cut is None:
+            piece = next(pieces, None)
+            if piece is None:
+                raise NotStreamable  # no event ends where a cut can be: not JSON, or not a list of events
+            low = max(0, len(rest.rstrip(JSON_SPACE)) - 1)  # a cut before it failed or was tried already
+            rest += piece
+            done += len(piece)
+            progress(done)
+            continue
+        events, after, closed = cut
+        columns.add(events, count)
+        count += len(events)
+        del events
+        rest, low, after_comma = rest[after:], 0, not closed
+        if closed:
+            tail = rest
+            break
+    tail += b"".join(pieces)  # the object's keys after its events
+    try:
+        index = TRACE_INDEX.decode(head + b"[]" + tail)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise NotStreamable from None
+    progress(done + len(tail))
+    return columns.trace(index.baseTimeNanoseconds)
+
+
+def _cut(rest: bytes, low: int) -> tuple[list, int, bool] | None:
+    """The events that `rest` (from an event's start) completes, decoded, where the next begins, and whether the list
+    closed there; None when no cut after `low` decodes. ValidationError (an event of another shape) reads the file
+    whole, so that its error is worded as always."""
+    end = len(rest)
+    for _ in range(CUTS_TRIED):
+        at = rest.rfind(b"}", low, end)
+        if at < 0:
+            return None
+        end = at
+        follow = AFTER_EVENT.match(rest, at + 1)
+        if follow is None:
+            continue
+        try:
+            events = EVENTS.decode(b"[" + rest[:at + 1] + b"]")
+        except msgspec.ValidationError:
+            raise NotStreamable from None
+        except msgspec.DecodeError:
+            continue
+        return events, follow.end(), follow[1] == b"]"
+    return None
