@@ -2,10 +2,11 @@
 after the last event it completes and decoded into the columns (`chrome_trace.EventColumns`), the rest carried into
 the next piece.
 
-A cut is tried after a `}` followed by `,` or `]`; it is right exactly when the events before it decode as a JSON
-list (a cut inside an event or inside a string leaves a bracket or a string open). Anything this reader does not
-take as it comes (a file that is not JSON, an event of the wrong shape, a trace that does not name its events early)
-raises NotStreamable, and the file is read whole instead, where every error is worded as it always is."""
+A cut is tried after a `}` followed by `,` and the next event's `{`, or by `]`; it is right exactly when the events
+before it decode as a JSON list (a cut inside an event or inside a string leaves a bracket or a string open).
+Anything this reader does not take as it comes (a file that is not JSON, an event of the wrong shape, a trace that
+does not name its events early) raises NotStreamable, and the file is read whole instead, where every error is
+worded as it always is."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from proton_tui.hatchet.errors import LoadCancelled
 from proton_tui.hatchet.trace import Trace
 
 EVENTS_KEY = re.compile(rb'"traceEvents"[ \t\n\r]*:[ \t\n\r]*\[')
-AFTER_EVENT = re.compile(rb"[ \t\n\r]*([,\]])")
+AFTER_EVENT = re.compile(rb"[ \t\n\r]*(?:(,)[ \t\n\r]*(?=\{)|(\]))")  # the next event's start, or the list's end
 SPACE = re.compile(rb"[ \t\n\r]*")
 JSON_SPACE = b" \t\n\r"
 CUTS_TRIED = 4  # cuts tried, last first, before a piece waits for more bytes (the first is right in Proton's files)
@@ -45,35 +46,39 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
             raise NotStreamable
     else:
         raise NotStreamable
-    head, rest = rest[:found.end() - 1], rest[found.end():]
+    head = rest[:found.end() - 1]
+    buf = bytearray(rest[found.end() - 1:])  # from the list's `[`: a piece is decoded from there to its cut
+    del rest
     columns, count, low, after_comma = EventColumns(), 0, 0, False
     while True:
         if cancelled():
             raise LoadCancelled(path)
-        space = SPACE.match(rest).end()
-        if rest[space:space + 1] == b"]":  # the list ends: no event before it, or a comma (not JSON) before it
+        space = SPACE.match(buf, 1).end()
+        if buf[space:space + 1] == b"]":  # the list ends: no event before it, or a comma (not JSON) before it
             if after_comma:
                 raise NotStreamable
-            tail = rest[space + 1:]
+            tail = bytes(buf[space + 1:])
             break
-        cut = _cut(rest, low)
+        cut = _cut(buf, low)
         if cut is None:
             piece = next(pieces, None)
             if piece is None:
                 raise NotStreamable  # no event ends where a cut can be: not JSON, or not a list of events
-            low = max(0, len(rest.rstrip(JSON_SPACE)) - 1)  # a cut before it failed or was tried already
-            rest += piece
+            low = max(1, len(buf.rstrip(JSON_SPACE)) - 1)  # a cut before it failed or was tried already
+            buf += piece
             done += len(piece)
             progress(done)
             continue
         events, after, closed = cut
+        del cut
         columns.add(events, count)
         count += len(events)
-        del events
-        rest, low, after_comma = rest[after:], 0, not closed
+        del events  # and with them the views of `buf` their arguments were
         if closed:
-            tail = rest
+            tail = bytes(buf[after:])
             break
+        del buf[:after - 1]  # the comma before the next event becomes its piece's `[`
+        buf[0], low, after_comma = ord("["), 1, True
     tail += b"".join(pieces)  # the object's keys after its events
     try:
         index = TRACE_INDEX.decode(head + b"[]" + tail)
@@ -83,24 +88,27 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
     return columns.trace(index.baseTimeNanoseconds)
 
 
-def _cut(rest: bytes, low: int) -> tuple[list, int, bool] | None:
-    """The events that `rest` (from an event's start) completes, decoded, where the next begins, and whether the list
-    closed there; None when no cut after `low` decodes. ValidationError (an event of another shape) reads the file
-    whole, so that its error is worded as always."""
-    end = len(rest)
+def _cut(buf: bytearray, low: int) -> tuple[list, int, bool] | None:
+    """The events that `buf` (a `[`, then events from the start of one) completes, decoded, where the next begins,
+    and whether the list closed there; None when no cut after `low` decodes. ValidationError (an event of another
+    shape) reads the file whole, so that its error is worded as always."""
+    end = len(buf)
     for _ in range(CUTS_TRIED):
-        at = rest.rfind(b"}", low, end)
+        at = buf.rfind(b"}", low, end)
         if at < 0:
             return None
         end = at
-        follow = AFTER_EVENT.match(rest, at + 1)
+        follow = AFTER_EVENT.match(buf, at + 1)
         if follow is None:
             continue
+        kept, buf[at + 1] = buf[at + 1], ord("]")  # the list closed right after the cut, for the decoder
         try:
-            events = EVENTS.decode(b"[" + rest[:at + 1] + b"]")
+            events = EVENTS.decode(memoryview(buf)[:at + 2])  # its arguments are views of `buf` while they live
         except msgspec.ValidationError:
             raise NotStreamable from None
         except msgspec.DecodeError:
             continue
-        return events, follow.end(), follow[1] == b"]"
+        finally:
+            buf[at + 1] = kept
+        return events, follow.end(), follow[2] is not None
     return None
