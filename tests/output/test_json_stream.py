@@ -60,3 +60,26 @@ def test_a_small_traces_json_is_the_whole_document_dumped():
     write_json(summary_json(Display(load_profile(path))), out)
     whole = held(summary_json(Display(load_profile(path))))
     assert out.getvalue().encode() == orjson.dumps(whole, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def test_a_list_made_a_batch_at_a_time_is_laid_out_as_one_item_at_a_time():
+    items = [{"name": f"warp {at}", "cycles": at * 7, "nested": {"list": [at, None]}} for at in range(7)]
+    items.append({"name": "past 64 bits", "cycles": 2**70})  # dumped by the standard library's encoder
+    for count in range(len(items) + 1):
+        for batch in (1, 2, 3, 4096):
+            out = io.StringIO()
+            write_json({"a": {"b": Streamed(lambda: iter(items[:count]), batch)}, "c": 1}, out)
+            single = io.StringIO()
+            write_json({"a": {"b": Streamed(lambda: iter(items[:count]))}, "c": 1}, single)
+            assert out.getvalue() == single.getvalue(), (count, batch)
+
+
+def test_an_instrumentation_traces_stragglers_are_made_a_batch_at_a_time(tmp_path):
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_instr_trace.py"), "--ctas", "24", "--launches",
+                    "3", "--out", str(tmp_path)], check=True, capture_output=True, timeout=120)
+    (path,) = tmp_path.glob("*.chrome_trace")
+    warps = summary_json(Display(load_profile(path)))["trace"]["warps"]
+    (launch, *_) = warps["launches"]
+    lists = [scope["stragglers"] for scope in launch["scopes"]]
+    lists += [scope["stragglers"] for scopes in warps["across_launches"].values() for scope in scopes]
+    assert lists and all(isinstance(found, Streamed) and found.batch > 1 for found in lists)
