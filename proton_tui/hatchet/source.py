@@ -30,7 +30,7 @@ MAP_FROM_BYTES = 128_000_000
 # 3 ms on the 2-core machine) cost more than reading the file (1,024 ranks of 42 KB: docs/measurements.md).
 REREAD_THREAD_FROM_BYTES = 4_000_000
 REREAD_PIECE_BYTES = 1 << 20  # read again and compared this much at a time
-# From this size a Chrome trace is read a piece at a time into its columns, never whole (docs/measurements.md)
+# From this size a trace is read a piece at a time into its columns, never whole (docs/measurements.md, 107–108)
 STREAM_FROM_BYTES = 16_000_000
 TRACE_PIECE_BYTES = 4 << 20  # a trace's piece: about 16k events of the 83 MB instrumentation trace
 HEAD_BYTES = 65536  # what is looked at to tell a Chrome trace: an object that names its traceEvents early
