@@ -21,7 +21,7 @@ from proton_tui.view.formatting import (
     format_value,
 )
 from proton_tui.view.names import Names
-from proton_tui.view.warps import Warp, cycles_of
+from proton_tui.view.warp_units import Warp, cycles_of
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace

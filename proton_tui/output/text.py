@@ -20,7 +20,7 @@ from proton_tui.view.formatting import (
     kernel_cells,
     node_cells,
 )
-from proton_tui.view.warps import TRACE_UNITS
+from proton_tui.view.warp_units import TRACE_UNITS
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace

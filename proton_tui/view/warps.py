@@ -37,25 +37,10 @@ import numpy as np
 from proton_tui.hatchet.lanes import WarpLane
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
+from proton_tui.view.warp_units import TRACE_UNITS as TRACE_UNITS  # where the views have read them
+from proton_tui.view.warp_units import Warp, cycles_of
 
 P99 = 99
-
-# Where an instrumentation trace puts events: Proton's writer adds each CTA's start on the GPU's clock in ns to its
-# cycle count, so positions are cycles within a CTA and ns between CTAs; durations are cycles.
-TRACE_UNITS = "trace units (cycles within a CTA, ns between CTAs)"
-
-
-class Warp(NamedTuple):
-    """One warp in one launch (ordered by SM, CTA, warp: the timeline's order; a tuple, as fast to hash and sort)."""
-
-    sm: int
-    cta: int
-    warp: int
-
-    @property
-    def name(self) -> str:
-        return f"CTA {self.cta} warp {self.warp} (SM {self.sm})"
-
 
 class Sample(NamedTuple):
     """One warp's cycles in a scope, in launch `launch` (1-based, among all launches); `event` is the scope's
@@ -235,12 +220,6 @@ def median(values: list[int]) -> float:
         return ordered[middle]
     total = ordered[middle - 1] + ordered[middle]
     return total // 2 if total % 2 == 0 else total / 2
-
-
-def cycles_of(duration: float) -> int:
-    # Proton writes cycles / 1000 with three decimals; × 1000 in floating point can land a hair off the whole
-    # number (1.011 × 1000 = 1010.9999999999999): the nearest integer is the exact cycle count.
-    return round(duration)
 
 
 def scope_stats(name: str, table: Samples) -> ScopeStats:

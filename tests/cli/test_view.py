@@ -390,3 +390,15 @@ def test_json_milliseconds_are_the_exact_decimal_of_the_integer_nanoseconds():
     summary = json.loads(done.stdout)["metrics_summary"]
     assert '"proton_gpu_time_ms": 39.661509,' in done.stdout and summary["proton_gpu_time_ms"] == 39.661509
     assert json.loads(done.stdout)["total"] == 39661509
+
+
+def test_a_tree_capture_is_written_as_text_json_and_csv_without_numpy(tmp_path):
+    """numpy is for traces: the text, JSON and CSV of a tree capture never load it (a tenth of a second of every
+    start on the 2-core machine)."""
+    no_numpy = ("import sys; sys.modules['numpy'] = None; sys.argv = ['proton-tui', *sys.argv[1:]]; "
+                "from proton_tui.entry import main; main()")
+    capture = capture_path("gpt2_shadow")
+    for flags in (["--plain"], ["--json"], ["--kernels"], ["--csv"], ["--export", str(tmp_path / "tree.md")]):
+        alone = subprocess.run([sys.executable, "-c", no_numpy, "view", str(capture), *flags], capture_output=True,
+                               text=True, timeout=60)
+        assert alone.returncode == 0 and "numpy" not in alone.stderr, (flags, alone.stderr[-2000:])
