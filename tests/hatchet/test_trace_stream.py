@@ -98,14 +98,26 @@ def test_what_the_piece_reader_does_not_take_is_read_whole(data):
         stream_trace(HERE, in_pieces(data, 7))
 
 
-def big_trace(tmp_path):
-    """A trace large enough to be read a piece at a time."""
-    path = generated(tmp_path / "big", "make_trace.py", "40000")
+@pytest.fixture(scope="module")
+def big_trace_bytes(tmp_path_factory) -> bytes:
+    """A trace large enough to be read a piece at a time, made once for the module."""
+    path = generated(tmp_path_factory.mktemp("big"), "make_trace.py", "40000")
     assert path.stat().st_size >= source.STREAM_FROM_BYTES
-    return path
+    return path.read_bytes()
 
 
-def test_a_large_trace_is_read_in_pieces_and_shows_what_it_shows_read_whole(tmp_path, monkeypatch):
+@pytest.fixture
+def big_trace(tmp_path, big_trace_bytes):
+    """A copy of the large trace of the test's own, dated a minute back (written before it is opened)."""
+    def made(folder):
+        path = folder / "big.chrome_trace"
+        path.write_bytes(big_trace_bytes)
+        os.utime(path, (time.time() - 60, time.time() - 60))
+        return path
+    return made
+
+
+def test_a_large_trace_is_read_in_pieces_and_shows_what_it_shows_read_whole(tmp_path, monkeypatch, big_trace):
     path = big_trace(tmp_path)
     pending = PendingLoad(path, settled=True)
     try:
@@ -129,7 +141,7 @@ SPOILED = {  # the trace's end spoiled
 
 
 @pytest.mark.parametrize("spoiled", sorted(SPOILED))
-def test_a_large_trace_that_is_not_right_gets_the_error_it_gets_read_whole(tmp_path, monkeypatch, spoiled):
+def test_a_large_trace_that_is_not_right_gets_the_error_it_gets_read_whole(tmp_path, monkeypatch, spoiled, big_trace):
     path = big_trace(tmp_path)
     path.write_bytes(SPOILED[spoiled](path.read_bytes()))
     errors = []
@@ -141,7 +153,7 @@ def test_a_large_trace_that_is_not_right_gets_the_error_it_gets_read_whole(tmp_p
     assert errors[0] == errors[1] and str(path) in errors[0]
 
 
-def test_a_same_size_rewrite_while_a_trace_is_read_in_pieces_is_reported(tmp_path):
+def test_a_same_size_rewrite_while_a_trace_is_read_in_pieces_is_reported(tmp_path, big_trace):
     """Read off the main thread, as the viewer does, there is no lease: the file is read a second time and the two
     reads compared; a writer rewriting it in place, again and again, never gets a torn trace shown."""
     path = big_trace(tmp_path)
@@ -183,7 +195,7 @@ def test_a_same_size_rewrite_while_a_trace_is_read_in_pieces_is_reported(tmp_pat
                for outcome in outcomes), outcomes
 
 
-def test_a_writer_paused_in_a_trace_read_in_pieces_is_waited_for(tmp_path):
+def test_a_writer_paused_in_a_trace_read_in_pieces_is_waited_for(tmp_path, big_trace):
     """A same-size rewrite paused halfway, with the file's time already set, while the trace is read (off the main
     thread: no lease): the second read, made once the writer has had time to move on, sees the rest of its bytes."""
     path = big_trace(tmp_path)
@@ -214,7 +226,7 @@ def test_a_writer_paused_in_a_trace_read_in_pieces_is_waited_for(tmp_path):
     assert found == [f"{path}: changed while it was read; open it again"]
 
 
-def test_a_trace_read_in_pieces_under_its_lease_holds_a_writer_off(tmp_path):
+def test_a_trace_read_in_pieces_under_its_lease_holds_a_writer_off(tmp_path, big_trace):
     path = big_trace(tmp_path)
     old = path.read_bytes()
     pending = PendingLoad(path, settled=True)
