@@ -51,12 +51,7 @@ def mapped(path: Path, settled: bool = False):
         _check_content(path, data)
         yield data
         return
-    _check_kind(path)
-    try:
-        handle = open(path, "rb")
-    except OSError as error:
-        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
-    with handle:
+    with _opened(path) as handle:
         before = _version(handle.fileno())
         data, lease = _copied(handle.fileno(), before[0])
         again = None
@@ -283,12 +278,7 @@ def streamed(path: Path, settled: bool = False):
     if path == STDIN:
         yield None
         return
-    _check_kind(path)
-    try:
-        handle = open(path, "rb")
-    except OSError as error:
-        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
-    with handle:
+    with _opened(path) as handle:
         version = _version(handle.fileno())
         head = os.pread(handle.fileno(), HEAD_BYTES, 0) if version[0] >= STREAM_FROM_BYTES else b""
         if not TRACE_HEAD.match(head) or b"\x00" in head:
@@ -299,6 +289,15 @@ def streamed(path: Path, settled: bool = False):
             yield trace
         finally:
             trace.close()
+
+
+def _opened(path: Path):
+    """The capture file opened for reading, once it is known to be a regular file; CaptureError otherwise."""
+    _check_kind(path)
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise CaptureError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
 def _check_kind(path: Path) -> None:
