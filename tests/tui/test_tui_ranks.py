@@ -249,7 +249,7 @@ async def test_as_many_rank_columns_as_the_width_holds(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         screen = await opened(app, pilot)
         kernels = screen.query_one(KernelRankTable)
-        widths = [column.get_render_width(kernels) for column in kernels.columns.values()]
+        widths = kernels.column_widths
         assert sum(widths) <= size[0] and 0 < kernels.rank_columns < 8 if size[0] == 80 else kernels.rank_columns == 8
         header = " ".join(screen_lines(app)[kernels.region.y + 1].split())
         assert header.startswith(" ".join(f"r{rank}" for rank in range(kernels.rank_columns)) + " min median max")
@@ -268,3 +268,38 @@ async def test_traces_without_a_clock_base_are_aligned_by_their_first_events(tmp
         assert "clocks aligned by each rank's first event" in screen.query_one(Summary).text
         await pilot.press("n")
         assert dict(screen.query_one(DetailsPane).rows)["vs ranks"].startswith("ended first of the 2 ranks")
+
+
+async def test_a_sort_keeps_the_cursor_on_its_kernel():
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await opened(app, pilot)
+        kernels = screen.query_one(KernelRankTable)
+        await pilot.press("down", "down")
+        chosen = kernels.selected
+        assert "distribution" in chosen.name
+        for order in ("max", "name", "max/med"):
+            await pilot.press("s")
+            assert str(kernels.border_title) == f"Kernels by {order}"
+            assert kernels.selected is chosen and kernels.kernels[kernels.cursor_row] is chosen
+            assert "distribution" in dict(screen.query_one(DetailsPane).rows)["kernel"]
+        assert kernels.cursor_row == 2
+
+
+async def test_a_thousand_ranks_lay_out_only_the_rows_on_the_screen(tmp_path):
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for rank in range(1000):
+        shutil.copy(FIXTURES / "vecadd_hook.hatchet", folder / f"job.rank{rank}.hatchet")
+    app = rank_set_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        ranks = screen.query_one(RankTable)
+        assert ranks.row_count == 1000 and ranks.rows_laid_out <= ranks.size.height
+        await pilot.press("enter")
+        across = screen.query_one(KernelAcrossTable)
+        assert across.row_count == 1000 and 0 < across.rows_laid_out <= across.size.height
+        await pilot.press("end")
+        assert across.cursor_row == 999 and across.rows_laid_out <= 2 * across.size.height
+        assert "rank 999" in " ".join(screen_lines(app))
+        assert dict(screen.query_one(DetailsPane).rows)["rank"].startswith("rank 999")

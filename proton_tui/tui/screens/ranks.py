@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable
+from textual.widgets import ContentSwitcher
 
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet import CaptureError
@@ -43,6 +43,7 @@ from proton_tui.tui.opening import Opening
 from proton_tui.tui.widgets.details_pane import DetailsPane
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
+from proton_tui.tui.widgets.row_table import RowTable
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.timeline import RanksTimeline, TimelineView
 from proton_tui.view.formatting import counted, format_percent, format_ratio, format_value
@@ -210,11 +211,11 @@ class RankSetScreen(Screen):
         if kernels.selected is not None:  # the details follow the table again
             self.detail_rows = self.kernel_rows(kernels.selected)
 
-    @on(DataTable.RowHighlighted)
-    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(RowTable.RowHighlighted)
+    def row_highlighted(self, event: RowTable.RowHighlighted) -> None:
         if self.rank_set is None or self.query_one("#rank-views", ContentSwitcher).current != "rank-tables":
             return  # the timeline has the details
-        table = event.data_table
+        table = event.table
         if isinstance(table, RankTable) and (rank := table.selected) is not None:
             self.detail_rows = self.rank_rows(rank)
         elif isinstance(table, KernelRankTable) and (kernel := table.selected) is not None:
@@ -239,9 +240,9 @@ class RankSetScreen(Screen):
                                  "this rank's"))
         return rows
 
-    @on(DataTable.RowSelected)
-    def row_selected(self, event: DataTable.RowSelected) -> None:
-        table = event.data_table
+    @on(RowTable.RowSelected)
+    def row_selected(self, event: RowTable.RowSelected) -> None:
+        table = event.table
         if isinstance(table, KernelRankTable) and (kernel := table.selected) is not None:
             across = self.query_one(KernelAcrossTable)
             across.show(self.rank_set, kernel)
