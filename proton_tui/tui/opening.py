@@ -76,9 +76,11 @@ class Opening:
 
         def finish():
             try:
-                return open_rank_set(files, opener)
+                rank_set = open_rank_set(files, opener)
             except RankSetError as error:
                 raise CaptureError(str(error)) from None
+            rank_set.kernels()  # each kernel across the ranks worked out here, on the reading thread, not the UI's
+            return rank_set
 
         folder = files[0].parent
         where = folder if all(path.parent == folder for path in files) else Path(".")
