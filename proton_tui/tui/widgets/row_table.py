@@ -190,8 +190,11 @@ class RowTable(ScrollView, can_focus=True):
             self.post_message(self.RowSelected(self, self.cursor_row))
 
     def on_click(self, event) -> None:
-        row = round(self.scroll_y) + event.y - 1
-        if event.y >= 1 and 0 <= row < len(self.rows):
+        offset = event.get_content_offset(self)  # inside the border, if any
+        if offset is None:
+            return
+        row = round(self.scroll_y) + offset.y - 1
+        if offset.y >= 1 and 0 <= row < len(self.rows):
             if row == self.cursor_row:
                 self.action_select()
             else:
