@@ -303,3 +303,16 @@ async def test_a_thousand_ranks_lay_out_only_the_rows_on_the_screen(tmp_path):
         assert across.cursor_row == 999 and across.rows_laid_out <= 2 * across.size.height
         assert "rank 999" in " ".join(screen_lines(app))
         assert dict(screen.query_one(DetailsPane).rows)["rank"].startswith("rank 999")
+
+
+async def test_a_click_on_a_kernel_moves_the_cursor_there_and_a_second_shows_it_on_every_rank():
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await opened(app, pilot)
+        kernels = screen.query_one(KernelRankTable)
+        third = (5, 4)  # under the table's top border and its header: the third kernel
+        await pilot.click(KernelRankTable, offset=third)
+        assert kernels.cursor_row == 2 and kernels.selected is kernels.kernels[2]
+        await pilot.click(KernelRankTable, offset=third)
+        across = screen.query_one(KernelAcrossTable)
+        assert across.display and across.kernel is kernels.kernels[2]
