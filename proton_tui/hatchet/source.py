@@ -199,7 +199,8 @@ class _Reread(threading.Thread):
             self.start()
 
     def run(self) -> None:
-        time.sleep(max(0.0, self.version[1] / 1e9 + self.settle_s - time.time()))
+        if (wait := self.version[1] / 1e9 + self.settle_s - time.time()) > 0:  # a sleep of 0 still yields the CPU
+            time.sleep(wait)
         done = 0
         try:
             while done < self.size and (piece := os.pread(self.fd, min(REREAD_PIECE_BYTES, self.size - done), done)):

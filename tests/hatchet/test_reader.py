@@ -247,3 +247,19 @@ def test_cycle_kernels_without_launches_have_no_average(write_capture):
     rows = [line.split() for line in kernel_summary_text(Display(profile)).splitlines()[2:]]
     # no launches column (none are recorded) and no per-warp value (no normalized_cycles)
     assert rows == [["40", "cyc", "66.7%", "k"], ["20", "cyc", "33.3%", "j"]]
+
+
+def test_a_capture_written_a_while_ago_is_compared_again_without_any_sleep(monkeypatch, tmp_path):
+    """Its second read comes at once: not even a sleep of 0, which gives the CPU away (1,024 rank captures)."""
+    import os
+    import shutil
+    import time
+
+    from proton_tui.hatchet import open_capture, source
+
+    path = tmp_path / "old.hatchet"
+    shutil.copy(capture_path("vecadd_auto"), path)
+    os.utime(path, (time.time() - 60, time.time() - 60))
+    slept = []
+    monkeypatch.setattr(source.time, "sleep", slept.append)
+    assert open_capture(path).total == 46112 + 8736 + 5568 + 4864 + 2048 and slept == []
