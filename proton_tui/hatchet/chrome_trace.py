@@ -95,15 +95,41 @@ def _validation_text(text: str) -> str:
     return f"event {number}: '{field}' {text.split(' - at ')[0].lower()}"
 
 
-PID, TID, NAME, CATEGORY, ARGS_OF, TS, DUR, ID = (attrgetter(name) for name in ("pid", "tid", "name", "cat", "args",
-                                                                             "ts", "dur", "id"))
+PH, PID, TID, NAME, CATEGORY, ARGS_OF, TS, DUR, ID = (attrgetter(name) for name in ("ph", "pid", "tid", "name", "cat",
+                                                                                 "args", "ts", "dur", "id"))
 
 
-def _ids(values: list, table: dict) -> np.ndarray:
-    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones."""
-    for value in dict.fromkeys(values):
-        table.setdefault(value, len(table))
+def _ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
+    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones (and
+    `taken` too, in their order)."""
+    new = [value for value in dict.fromkeys(values) if value not in table]
+    table.update(zip(new, range(len(table), len(table) + len(new))))
+    if taken is not None:
+        taken.extend(new)
     return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+class Pairs:
+    """(pid, tid) pairs numbered in the order they first come, each side interned on its own and the pair found by
+    array operations: no tuple is made per event. `numbers` maps each pair to its number."""
+
+    def __init__(self) -> None:
+        self.sides: tuple[dict, dict] = ({}, {})
+        self.values: tuple[list, list] = ([], [])
+        self.packed: dict[int, int] = {}  # a pair's two side ids in one number → the pair's number
+        self.numbers: dict[tuple, int] = {}
+
+    def ids(self, pids: list, tids: list) -> np.ndarray:
+        """The pairs (pids[i], tids[i]) as numbers, new ones taken in."""
+        first, second = (_ids(values, side, taken) for values, side, taken in zip((pids, tids), self.sides,
+                                                                                   self.values))
+        packed = first.astype(np.int64) << 32 | second
+        distinct, where, inverse = np.unique(packed, return_index=True, return_inverse=True)
+        for key in distinct[np.argsort(where, kind="stable")].tolist():
+            if key not in self.packed:
+                self.packed[key] = len(self.packed)
+                self.numbers[(self.values[0][key >> 32], self.values[1][key & 0xFFFFFFFF])] = self.packed[key]
+        return np.array([self.packed[key] for key in distinct.tolist()], dtype=np.int32)[inverse]
 
 
 def _flow_ids(values: list, table: dict) -> np.ndarray:
@@ -126,12 +152,12 @@ class EventColumns:
     points, the lanes' metadata; `trace` puts them in lane then start order."""
 
     def __init__(self) -> None:
-        self.lane_keys: dict = {}
+        self.lane_keys = Pairs()
         self.names: dict = {}
         self.categories: dict = {}
         self.args: dict = {}
         self.flow_ids: dict = {}
-        self.flow_keys: dict = {}  # the (pid, tid) of flow points
+        self.flow_keys = Pairs()  # the (pid, tid) of flow points
         self.parts: list[tuple[np.ndarray, ...]] = []
         self.flows: dict[str, list[tuple[np.ndarray, ...]]] = {"s": [], "f": []}
         self.lane_names: dict[tuple, str] = {}
@@ -140,10 +166,12 @@ class EventColumns:
 
     def add(self, events: list[RawEvent], first: int) -> None:
         """One piece of the file's events (`first`: the number of its first)."""
-        names, orders = _lane_metadata(events)
-        self.lane_names.update(names)
-        self.orders.update(orders)
-        complete = [event for event in events if event.ph == "X"]
+        phases = set(map(PH, events))
+        if "M" in phases:
+            names, orders = _lane_metadata(events)
+            self.lane_names.update(names)
+            self.orders.update(orders)
+        complete = events if phases == {"X"} else [event for event in events if event.ph == "X"]
         ts = np.array(list(map(TS, complete)), dtype=np.float64)  # null (a missing time) reads as NaN
         dur = np.array(list(map(DUR, complete)), dtype=np.float64)
         dur[np.isnan(dur)] = 0.0  # no duration: an instant
@@ -152,10 +180,12 @@ class EventColumns:
             event = complete[int(np.argmax(bad))]
             number = first + next(at for at, found in enumerate(events) if found is event)
             raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
-        self.parts.append((ts, dur, _ids(list(zip(map(PID, complete), map(TID, complete))), self.lane_keys),
+        self.parts.append((ts, dur, self.lane_keys.ids(list(map(PID, complete)), list(map(TID, complete))),
                            _ids(list(map(NAME, complete)), self.names),
                            _ids(list(map(CATEGORY, complete)), self.categories),
                            _ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
+        if phases == {"X"}:
+            return  # complete events alone: no lane metadata, no flow point, no metric event that is not complete
         for phase, found in self.flows.items():
             points = [event for event in events if event.ph == phase]
             times = np.array(list(map(TS, points)), dtype=np.float64)
@@ -164,7 +194,7 @@ class EventColumns:
                 points = [point for point, keep in zip(points, timed.tolist()) if keep]
                 times = times[timed]
             if points:
-                found.append((_ids(list(zip(map(PID, points), map(TID, points))), self.flow_keys), times,
+                found.append((self.flow_keys.ids(list(map(PID, points)), list(map(TID, points))), times,
                               _flow_ids(list(map(ID, points)), self.flow_ids)))
         self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
                                   if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
@@ -175,13 +205,14 @@ class EventColumns:
                                               for at in range(6))
         self.parts = []
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
-        lanes = [_lane(key, self.lane_names, self.orders) for key in self.lane_keys]
+        warp_pids: dict[str, bool] = {}
+        lanes = [_lane(key, self.lane_names, self.orders, warp_pids) for key in self.lane_keys.numbers]
         order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
         lane = number_of_key[lane] if len(lanes) else lane
-        flow_lane = np.array([number_of_key[at] if (at := self.lane_keys.get(key)) is not None else -1
-                              for key in self.flow_keys], dtype=np.int64)
+        flow_lane = np.array([number_of_key[at] if (at := self.lane_keys.numbers.get(key)) is not None else -1
+                              for key in self.flow_keys.numbers], dtype=np.int64)
         start = ts * NS_PER_US
         origin = start.min() if len(start) else 0.0
         start -= origin
@@ -222,10 +253,12 @@ def _args(event: RawEvent) -> dict:
     return args if isinstance(args, dict) else NO_ARGS
 
 
-def _lane(key: tuple, names: dict, orders: dict) -> Lane:
+def _lane(key: tuple, names: dict, orders: dict, warp_pids: dict[str, bool]) -> Lane:
+    """The lane of (pid, tid); `warp_pids` remembers which pids name a CTA of an instrumented kernel."""
     name = names.get(key)
     pid, tid = key
-    if name is None and isinstance(pid, str) and WARP_PID.fullmatch(pid) and str(tid).startswith("warp"):
+    if name is None and isinstance(pid, str) and str(tid).startswith("warp") \
+            and (warp_pids[pid] if pid in warp_pids else warp_pids.setdefault(pid, bool(WARP_PID.fullmatch(pid)))):
         return Lane(pid, tid, f"{pid} {tid}", WARP, 0.0)  # a warp of one CTA of an instrumented kernel
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU

@@ -78,9 +78,25 @@ class WarpLane:
 
 def warp_lane(lane: Lane) -> WarpLane | None:
     """The SM, CTA, warp and line of an instrumentation lane; None for any other lane."""
-    if lane.kind != WARP:
-        return None
-    where, who = WARP_PID.fullmatch(str(lane.pid)), WARP_TID.fullmatch(str(lane.tid))
-    if where is None or who is None:
-        return None
-    return WarpLane(where["kernel"], int(where["sm"]), int(where["cta"]), int(who["warp"]), int(who["line"] or 0))
+    return warp_lanes([lane]).get(0)
+
+
+def warp_lanes(lanes: list[Lane]) -> dict[int, WarpLane]:
+    """The instrumentation lanes among `lanes` (lane number → its SM, CTA, warp and line), each pid and tid parsed
+    once: a CTA's pid names many lanes, a warp's tid those of every CTA."""
+    sites: dict[str, tuple | None] = {}
+    warps: dict[str, tuple | None] = {}
+    found = {}
+    for number, lane in enumerate(lanes):
+        if lane.kind != WARP:
+            continue
+        pid, tid = str(lane.pid), str(lane.tid)
+        if (site := sites.get(pid, False)) is False:
+            where = WARP_PID.fullmatch(pid)
+            site = sites[pid] = (where["kernel"], int(where["sm"]), int(where["cta"])) if where else None
+        if (warp := warps.get(tid, False)) is False:
+            who = WARP_TID.fullmatch(tid)
+            warp = warps[tid] = (int(who["warp"]), int(who["line"] or 0)) if who else None
+        if site is not None and warp is not None:
+            found[number] = WarpLane(*site, *warp)
+    return found

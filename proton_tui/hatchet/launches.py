@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proton_tui.hatchet.columns import merged, segment_bounds
-from proton_tui.hatchet.lanes import LaneSummary, WarpLane, warp_lane
+from proton_tui.hatchet.lanes import LaneSummary, WarpLane, warp_lanes
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
@@ -58,7 +58,7 @@ def lane_summaries(trace: Trace) -> list[LaneSummary]:
 def warp_launches(trace: Trace) -> tuple[dict[int, WarpLane], dict[str, list[np.ndarray]]]:
     """The warp lanes (lane → where it ran) and each instrumented kernel's events split into launches, the kernels
     in the order their first events come in the columns."""
-    lanes = {number: found for number, lane in enumerate(trace.lanes) if (found := warp_lane(lane))}
+    lanes = warp_lanes(trace.lanes)
     if not lanes:
         return {}, {}
     kernels = list(dict.fromkeys(lane.kernel for lane in lanes.values()))
