@@ -48,7 +48,15 @@ def write_capture(tmp_path):
 
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: two workers a core (at most 16). A test here spends much of its time waiting, on a terminal, a
+    pilot's idle check or a subprocess, and a second worker a core runs in those waits (docs/measurements.md, 112)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(2 * cores, 16)
+
+
 def pytest_collection_modifyitems(config, items):
-    """The slow tests first: under pytest-xdist they start on every worker at once instead of one of them being the
-    last to finish while the others wait (the order is the same on every worker, as xdist needs)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The longest tests, then the slow ones first: under pytest-xdist they start on every worker at once instead of
+    one of them being the last to finish while the others wait (the order is the same on every worker, as xdist
+    needs)."""
+    items.sort(key=lambda item: (item.get_closest_marker("longest") is None, item.get_closest_marker("slow") is None))

@@ -33,6 +33,15 @@ def h200_probe(**changes):
     return replace(InterpreterInfo(**{**fields, "gpu_names": tuple(fields["gpu_names"])}), **changes)
 
 
+def plant_probe(monkeypatch, python: str, info) -> None:
+    """`info` as the probe's answer for `python`, as if just asked: with no stamp of the files it depended on, so a
+    folder changed by another process meanwhile does not ask the interpreter again."""
+    from proton_tui.engine import probe
+
+    monkeypatch.setitem(probe._cache, python, info)
+    monkeypatch.delitem(probe._stamps, python, raising=False)
+
+
 def capture_path(name: str) -> Path:
     """A real Proton capture from tests/fixtures (made on an H200, see its README)."""
     return FIXTURES / f"{name}.hatchet"

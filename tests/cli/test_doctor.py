@@ -105,12 +105,11 @@ def test_on_a_gpu_every_cell_proves_what_its_version_promises(tmp_path):
 def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
     """With the H200's probe answer for this interpreter (Triton 3.6.0): rocprofiler is not among its backends, so
     `--backend rocprofiler` is refused naming it, rather than a PASS of nothing."""
-    from proton_tui.engine import probe
     from proton_tui.engine.doctor import plan_doctor
     from proton_tui.engine.params import ParamError
-    from tests.helpers import h200_probe
+    from tests.helpers import h200_probe, plant_probe
 
-    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
+    plant_probe(monkeypatch, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     with pytest.raises(ParamError) as raised:
         plan_doctor(sys.executable, output=tmp_path, backend="rocprofiler")
     assert raised.value.flag == "--backend" and "--backend rocprofiler leaves no cell of Triton 3.6.0" in str(
@@ -119,11 +118,10 @@ def test_filters_that_leave_no_cell_are_a_usage_error(tmp_path, monkeypatch):
 
 def test_every_cell_of_the_largest_matrix_can_run_at_once(tmp_path, monkeypatch):
     """Triton 3.7.1 on an NVIDIA GPU offers 30 cells that run: `--jobs 30` starts them together."""
-    from proton_tui.engine import probe
     from proton_tui.engine.doctor import plan_doctor
-    from tests.helpers import h200_probe
+    from tests.helpers import h200_probe, plant_probe
 
-    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable,
+    plant_probe(monkeypatch, sys.executable, h200_probe(python=sys.executable, executable=sys.executable,
                                                                  triton_version="3.7.1"))
     plan = plan_doctor(sys.executable, output=tmp_path, jobs="30")
     assert plan.jobs == 30 and sum(cell.expected == "works" for cell in plan.cells) == 30
@@ -139,10 +137,9 @@ def test_an_output_folder_that_cannot_be_written_is_a_usage_error(tmp_path):
 def test_paths_with_control_bytes_reach_the_terminal_escaped(tmp_path, monkeypatch):
     """With the H200's probe answer for this interpreter the cells' commands name their capture paths: the progress
     lines on stderr show the output folder's escape byte escaped, as the report does."""
-    from proton_tui.engine import probe
-    from tests.helpers import h200_probe
+    from tests.helpers import h200_probe, plant_probe
 
-    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
+    plant_probe(monkeypatch, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     out = tmp_path / "runs\x1b[31mred"
     result = CliRunner().invoke(app, ["doctor", "-v", "--python", sys.executable, "--backend", "cupti", "--context",
                                       "shadow", "--mode", "cli", "--output", str(out)])

@@ -56,6 +56,7 @@ def keep_writing(path, old: bytes, new: bytes, mode: str, delay: float, stop: th
         time.sleep(0.005)
 
 
+@pytest.mark.longest
 def test_a_capture_written_while_it_is_read(tmp_path, two_versions):
     old, new = two_versions
     path = tmp_path / "capture.hatchet"
@@ -177,6 +178,7 @@ def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypa
     assert profile.total == whole.total and profile.node_count == whole.node_count
 
 
+@pytest.mark.longest
 @pytest.mark.slow
 @pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
 def test_a_capture_written_while_the_viewer_reads_it(tmp_path, two_versions):

@@ -31,6 +31,7 @@ def viewer_pid(term: Terminal) -> int:
     return viewer
 
 
+@pytest.mark.longest
 def test_every_key_while_a_million_node_capture_is_read(tmp_path):
     """Each key of the viewer's bindings (the app's, the screen's, its widgets'), pressed in turn while a capture of
     a million nodes is read: the viewer neither crashes nor ends; q then ends it, the terminal given back."""

@@ -70,6 +70,7 @@ def left(deadline: float) -> float:
     return seconds
 
 
+@pytest.mark.longest
 @pytest.mark.slow
 @pytest.mark.skipif(TMUX is None, reason=NO_TMUX)
 @NO_GPU_HERE

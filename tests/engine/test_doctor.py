@@ -21,7 +21,7 @@ from proton_tui.engine.doctor import (
 from proton_tui.engine.probe import InterpreterInfo
 from proton_tui.engine.runner import ProcessResult
 from proton_tui.engine.session import capture_status
-from tests.helpers import FIXTURES, doctor_folder, h200_probe
+from tests.helpers import FIXTURES, doctor_folder, h200_probe, plant_probe
 
 PASS_LINES = ["vecadd: device=NVIDIA H200", "vecadd: size=4096 iters=2 block_size=1024", "vecadd: max_abs_err=0.000e+00",
               "vecadd: PASS"]
@@ -321,11 +321,10 @@ def test_a_cancelled_cell_is_not_a_failure(tmp_path):
 def test_a_filter_leaving_only_refused_cells_is_a_usage_error(tmp_path, monkeypatch):
     import sys
 
-    from proton_tui.engine import probe
     from proton_tui.engine.doctor import plan_doctor
     from proton_tui.engine.params import ParamError
 
-    monkeypatch.setitem(probe._cache, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
+    plant_probe(monkeypatch, sys.executable, h200_probe(python=sys.executable, executable=sys.executable))
     with pytest.raises(ParamError) as raised:
         plan_doctor(sys.executable, output=tmp_path, backend="roctracer")
     assert raised.value.flag == "--backend" and "leaves only cells the rules refuse" in str(raised.value)

@@ -66,6 +66,7 @@ def test_device_and_timeout_forms():
     assert parse_timeout(None) is None and parse_timeout("0") is None and parse_timeout("1.5") == 1.5
 
 
+@pytest.mark.longest
 def test_probe_answer_is_kept_on_disk_until_what_it_depends_on_changes(monkeypatch, tmp_path):
     """A second probe of the same interpreter reads the disk cache without starting it; a package installed on
     its sys.path probes again; a changed GPU pin is another entry."""

@@ -13,7 +13,7 @@ from textual.widgets import Input
 from proton_tui.hatchet import load_profile
 from proton_tui.tui.app import ProtonApp, sample_capture
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from tests.helpers import FIXTURES, H200_PYTHON, capture_path, h200_probe, run_folder
+from tests.helpers import FIXTURES, H200_PYTHON, capture_path, h200_probe, plant_probe, run_folder
 
 SIZE = (130, 36)
 
@@ -42,9 +42,8 @@ def settle(*keys: str):
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens on the 2×H200 box: its interpreter's probe answer, recorded there
     (tests/fixtures/h200_probe.json), stands for the probe, which would ask this machine's Python instead."""
-    from proton_tui.engine import probe
 
-    monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
+    plant_probe(monkeypatch, H200_PYTHON, h200_probe())
     monkeypatch.chdir(tmp_path)
     return ProtonApp(python=H200_PYTHON, output=Path("proton-runs"))
 

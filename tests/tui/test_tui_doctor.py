@@ -18,7 +18,7 @@ from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.screens.doctor import DoctorScreen
 from proton_tui.tui.screens.form import FormScreen
 from proton_tui.tui.screens.run import RunScreen
-from tests.helpers import FIXTURES, doctor_folder, h200_probe, wait_for
+from tests.helpers import FIXTURES, doctor_folder, h200_probe, plant_probe, wait_for
 
 SIZE = (120, 40)
 
@@ -88,7 +88,7 @@ def h200_answer_for_this_interpreter(version: str) -> probe.InterpreterInfo:
 async def test_failing_cells_fill_in_live_with_their_remedy_and_log(tmp_path, monkeypatch):
     if probe_interpreter(sys.executable).gpu_count:
         pytest.skip("this machine has a GPU: the cells would pass")
-    monkeypatch.setitem(probe._cache, sys.executable, h200_answer_for_this_interpreter("3.7.1"))
+    plant_probe(monkeypatch, sys.executable, h200_answer_for_this_interpreter("3.7.1"))
     monkeypatch.chdir(tmp_path)
     app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
@@ -128,7 +128,7 @@ async def test_f6_examines_the_interpreter_the_form_shows(tmp_path, monkeypatch)
     """The form was pointed at another interpreter: F6 runs the doctor on that one, not on the app's."""
     other = tmp_path / "python3"
     other.symlink_to(sys.executable)
-    monkeypatch.setitem(probe._cache, str(other), probe_interpreter(sys.executable))
+    plant_probe(monkeypatch, str(other), probe_interpreter(sys.executable))
     monkeypatch.chdir(tmp_path)
     app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:
@@ -149,7 +149,7 @@ async def test_new_capture_from_the_palette_keeps_a_running_doctor(tmp_path, mon
     (its runs would end with no report)."""
     if probe_interpreter(sys.executable).gpu_count:
         pytest.skip("this machine has a GPU: the cells would pass")
-    monkeypatch.setitem(probe._cache, sys.executable, h200_answer_for_this_interpreter("3.6.0"))
+    plant_probe(monkeypatch, sys.executable, h200_answer_for_this_interpreter("3.6.0"))
     monkeypatch.chdir(tmp_path)
     app = ProtonApp(python=sys.executable, output=tmp_path / "runs")
     async with app.run_test(size=SIZE) as pilot:

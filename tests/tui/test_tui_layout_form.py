@@ -7,16 +7,15 @@ from pathlib import Path
 
 from textual.widgets import Switch
 
-from proton_tui.engine import probe
 from proton_tui.tui.app import ProtonApp
-from tests.helpers import H200_PYTHON, h200_probe
+from tests.helpers import H200_PYTHON, h200_probe, plant_probe
 from tests.tui.screen_text import shown_in, words
 
 SIZE = (80, 24)
 
 
 def form_app(monkeypatch, tmp_path) -> ProtonApp:
-    monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
+    plant_probe(monkeypatch, H200_PYTHON, h200_probe())
     monkeypatch.chdir(tmp_path)
     return ProtonApp(python=H200_PYTHON, output=Path("proton-runs"))
 

@@ -451,9 +451,8 @@ async def test_the_backend_choices_are_the_gpu_flows_tabs_from_the_forms_start(m
 
 def form_on_the_h200(monkeypatch, tmp_path) -> ProtonApp:
     """The form as it opens with the H200's interpreter: its recorded probe answer stands for the probe."""
-    from proton_tui.engine import probe
-    from tests.helpers import H200_PYTHON, h200_probe
+    from tests.helpers import H200_PYTHON, h200_probe, plant_probe
 
-    monkeypatch.setitem(probe._cache, H200_PYTHON, h200_probe())
+    plant_probe(monkeypatch, H200_PYTHON, h200_probe())
     monkeypatch.chdir(tmp_path)
     return ProtonApp(python=H200_PYTHON)
