@@ -1,5 +1,6 @@
 """A trace's views timed as ratios to `orjson.loads` of the same file, this checkout (B) against another tree (A, a
-`git archive` of an earlier commit), alternating fresh processes, medians of the runs, peak RSS of each process:
+`git archive` of an earlier commit), alternating fresh processes, medians of the runs, peak RSS of each process,
+both trees' bytecode compiled first:
 
 - `orjson.loads` of the file, in a process of its own: the generic parse, the reference of every ratio;
 - `proton-tui view FILE --plain > /dev/null` and `--json`, from the command to the process's end (their outputs of
@@ -15,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -84,6 +86,8 @@ def main() -> None:
     options = parser.parse_args()
     file, trees = options.file.resolve(), {"A": options.base.resolve(), "B": HERE.parent}
     view = [sys.executable, "-m", "proton_tui", "view", str(file)]
+    for tree in trees.values():  # bytecode written, as an installed package has it, whatever PYTHONDONTWRITEBYTECODE says
+        compileall.compile_dir(tree / "proton_tui", quiet=1)
     outputs = {}
     for label, tree in trees.items():  # once each: the outputs compared, and the files in the page cache
         outputs[label] = {form: output_of([*view, form], tree) for form in ("--plain", "--json")}

@@ -57,10 +57,15 @@ def table(cls: type) -> list[str]:
 
 
 def render() -> str:
+    from proton_tui.tui.driver import ESCAPE_DELAY
+
     lines = ["# Keys", "",
              "Every key binding of the app, as its code declares it, one table per screen or widget that has keys",
              "of its own; a key bound twice on one screen (`q`: back, or quit where there is nothing to go back to)",
              "does what the screen allows at the time. `F1` in the app says what each does where you are.", "",
+             f"A lone `Escape` is the Escape key once {ESCAPE_DELAY * 1000:.0f} ms have passed with nothing after it "
+             "(the start of another",
+             "key's sequence otherwise); `ESCDELAY` (milliseconds) sets another wait, as for curses programs.", "",
              "This page is written by `python docs/make_keys.py`; a test fails when it differs from the code.", ""]
     for cls in classes_with_bindings():
         lines += table(cls)
