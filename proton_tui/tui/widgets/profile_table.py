@@ -14,6 +14,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from proton_tui.hatchet import KernelStats, Profile
+from proton_tui.tui.widgets.row_table import scroll_row_into_view
 from proton_tui.tui.widgets.table_rows import TableRows
 from proton_tui.view.display import Display, sort_keys_for
 from proton_tui.view.names import Names
@@ -231,14 +232,7 @@ class ProfileTable(ScrollView, can_focus=True):
 
     def cursor_in_view(self) -> bool:
         """Scroll the cursor's row into view; whether it had to."""
-        top, height, row = round(self.scroll_y), self.scrollable_content_region.height - 1, self.cursor
-        if row < top:
-            self.scroll_to(y=row, animate=False, force=True)
-        elif height > 0 and row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, force=True)
-        else:
-            return False
-        return True
+        return scroll_row_into_view(self, self.cursor)
 
     def on_resize(self) -> None:
         if self.model is not None and self.model.rows:

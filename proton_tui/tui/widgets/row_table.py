@@ -33,6 +33,19 @@ def fitted(text: str, width: int, right: bool) -> str:
     return " " * (width - length) + text if right else text + " " * (width - length)
 
 
+def scroll_row_into_view(table: ScrollView, row: int) -> bool:
+    """Scroll a table whose first line is its header so that `row` (0: the line under the header) shows; whether it
+    had to."""
+    top, height = round(table.scroll_y), table.scrollable_content_region.height - 1
+    if row < top:
+        table.scroll_to(y=row, animate=False, force=True)
+    elif height > 0 and row >= top + height:
+        table.scroll_to(y=row - height + 1, animate=False, force=True)
+    else:
+        return False
+    return True
+
+
 class RowTable(ScrollView, can_focus=True):
     """Rows of cells (strings, shown as they are: never markup) under a header; `show` sets them. Posts
     RowHighlighted when the cursor moves to a row and RowSelected on Enter (or a click on the cursor's row)."""
@@ -87,27 +100,22 @@ class RowTable(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(Message):
+    class RowMessage(Message):
+        """Something about the row at `cursor_row` of `table`."""
+
+        def __init__(self, table: RowTable, cursor_row: int) -> None:
+            super().__init__()
+            self.table, self.cursor_row = table, cursor_row
+
+        @property
+        def control(self) -> RowTable:
+            return self.table
+
+    class RowHighlighted(RowMessage):
         """The cursor moved to a row."""
 
-        def __init__(self, table: RowTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table, self.cursor_row = table, cursor_row
-
-        @property
-        def control(self) -> RowTable:
-            return self.table
-
-    class RowSelected(Message):
+    class RowSelected(RowMessage):
         """Enter on a row (or a click on the cursor's row)."""
-
-        def __init__(self, table: RowTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table, self.cursor_row = table, cursor_row
-
-        @property
-        def control(self) -> RowTable:
-            return self.table
 
     def __init__(self, *, cell_padding: int = 1, zebra_stripes: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -160,13 +168,8 @@ class RowTable(ScrollView, can_focus=True):
         self.post_message(self.RowHighlighted(self, self.cursor_row))
 
     def _scroll_to_cursor(self) -> bool:
-        """Scroll the cursor's row into view; whether it had to."""
-        top, height, row = round(self.scroll_y), self.scrollable_content_region.height - 1, self.cursor_row
-        if row < top:
-            self.scroll_to(y=row, animate=False, force=True)
-        elif height > 0 and row >= top + height:
-            self.scroll_to(y=row - height + 1, animate=False, force=True)
-        else:
+        """Scroll the cursor's row into view, redrawn; whether it had to."""
+        if not scroll_row_into_view(self, self.cursor_row):
             return False
         self.refresh()
         return True
