@@ -15,6 +15,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from proton_tui.console import printable
+
 
 @dataclass(frozen=True)
 class Column:
@@ -47,8 +49,9 @@ def scroll_row_into_view(table: ScrollView, row: int) -> bool:
 
 
 class RowTable(ScrollView, can_focus=True):
-    """Rows of cells (strings, shown as they are: never markup) under a header; `show` sets them. Posts
-    RowHighlighted when the cursor moves to a row and RowSelected on Enter (or a click on the cursor's row)."""
+    """Rows of cells (strings, shown as they are: never markup, a control character written as its escape) under a
+    header; `show` sets them. Posts RowHighlighted when the cursor moves to a row and RowSelected on Enter (or a
+    click on the cursor's row)."""
 
     BINDINGS = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -154,7 +157,7 @@ class RowTable(ScrollView, can_focus=True):
 
     def _text(self, cells: Sequence[str]) -> str:
         pad = " " * self.cell_padding
-        return "".join(pad + fitted(cell, column.width, column.right) + pad
+        return "".join(pad + fitted(printable(cell), column.width, column.right) + pad
                        for column, cell in zip(self.columns, cells))
 
     def move_cursor(self, row: int) -> None:
