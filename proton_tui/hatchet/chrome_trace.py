@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables
-from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, WARP_PID, Lane, launch_metrics
+from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, Lane, launch_metrics, warp_site
 from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
@@ -205,8 +205,7 @@ class EventColumns:
                                               for at in range(6))
         self.parts = []
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
-        warp_pids: dict[str, bool] = {}
-        lanes = [_lane(key, self.lane_names, self.orders, warp_pids) for key in self.lane_keys.numbers]
+        lanes = [_lane(key, self.lane_names, self.orders) for key in self.lane_keys.numbers]
         order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
@@ -253,12 +252,10 @@ def _args(event: RawEvent) -> dict:
     return args if isinstance(args, dict) else NO_ARGS
 
 
-def _lane(key: tuple, names: dict, orders: dict, warp_pids: dict[str, bool]) -> Lane:
-    """The lane of (pid, tid); `warp_pids` remembers which pids name a CTA of an instrumented kernel."""
+def _lane(key: tuple, names: dict, orders: dict) -> Lane:
     name = names.get(key)
     pid, tid = key
-    if name is None and isinstance(pid, str) and str(tid).startswith("warp") \
-            and (warp_pids[pid] if pid in warp_pids else warp_pids.setdefault(pid, bool(WARP_PID.fullmatch(pid)))):
+    if name is None and isinstance(pid, str) and warp_site(pid) and str(tid).startswith("warp"):
         return Lane(pid, tid, f"{pid} {tid}", WARP, 0.0)  # a warp of one CTA of an instrumented kernel
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
@@ -82,21 +83,24 @@ def warp_lane(lane: Lane) -> WarpLane | None:
 
 
 def warp_lanes(lanes: list[Lane]) -> dict[int, WarpLane]:
-    """The instrumentation lanes among `lanes` (lane number → its SM, CTA, warp and line), each pid and tid parsed
-    once: a CTA's pid names many lanes, a warp's tid those of every CTA."""
-    sites: dict[str, tuple | None] = {}
-    warps: dict[str, tuple | None] = {}
+    """The instrumentation lanes among `lanes` (lane number → its SM, CTA, warp and line)."""
     found = {}
     for number, lane in enumerate(lanes):
-        if lane.kind != WARP:
-            continue
-        pid, tid = str(lane.pid), str(lane.tid)
-        if (site := sites.get(pid, False)) is False:
-            where = WARP_PID.fullmatch(pid)
-            site = sites[pid] = (where["kernel"], int(where["sm"]), int(where["cta"])) if where else None
-        if (warp := warps.get(tid, False)) is False:
-            who = WARP_TID.fullmatch(tid)
-            warp = warps[tid] = (int(who["warp"]), int(who["line"] or 0)) if who else None
-        if site is not None and warp is not None:
-            found[number] = WarpLane(*site, *warp)
+        if lane.kind == WARP and (site := warp_site(str(lane.pid))) and (warp := warp_line(str(lane.tid))):
+            found[number] = WarpLane(site[0], int(site[1]), int(site[2]), *warp)
     return found
+
+
+@lru_cache(maxsize=1 << 16)  # pids of CTAs: 1,024 in the payload's trace of 2^20 floats
+def warp_site(pid: str) -> tuple[str, str, str] | None:
+    """The kernel, SM and CTA (as written) that an instrumentation lane's pid names, `<kernel> Core<SM> CTA<id>`;
+    None for any other pid. Each pid is parsed once: a CTA's pid names a lane per warp and line of it."""
+    where = WARP_PID.fullmatch(pid)
+    return (where["kernel"], where["sm"], where["cta"]) if where else None
+
+
+@lru_cache(maxsize=1 << 10)  # tids: a warp and a line each, a few dozen in a trace
+def warp_line(tid: str) -> tuple[int, int] | None:
+    """The warp and line an instrumentation lane's tid names, `warp <w> (line <l>)`; None for any other tid."""
+    who = WARP_TID.fullmatch(tid)
+    return (int(who["warp"]), int(who["line"] or 0)) if who else None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from proton_tui.hatchet.lanes import WARP, WARP_PID
+from proton_tui.hatchet.lanes import WARP, warp_site
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
@@ -93,18 +93,13 @@ def _warps(trace: Trace, events: np.ndarray, node_at) -> None:
     cta_warps: dict[tuple, int] = {}  # a CTA may run on another SM at each launch: the warp is its CTA's
     group_of_lane = np.full(len(trace.lanes), -1, dtype=np.int64)
     cta_warp_of_lane = np.full(len(trace.lanes), -1, dtype=np.int64)
-    warp_of_tid: dict[str, str] = {}
-    cta_of_pid: dict[str, tuple] = {}  # each pid and tid parsed once: a CTA's pid names many lanes
     for number in np.unique(columns.lane[events]).tolist():
         lane = trace.lanes[number]
-        tid, pid = str(lane.tid), str(lane.pid)
-        if (warp := warp_of_tid.get(tid)) is None:
-            warp = warp_of_tid[tid] = tid.split(" (")[0]
+        warp = str(lane.tid).split(" (")[0]
         group_of_lane[number] = warp_keys.setdefault((lane.pid, warp), len(warp_keys))
-        if (cta := cta_of_pid.get(pid)) is None:
-            where = WARP_PID.fullmatch(pid)
-            cta = cta_of_pid[pid] = (where["kernel"], where["cta"]) if where else (lane.pid,)
-        cta_warp_of_lane[number] = cta_warps.setdefault((*cta, warp), len(cta_warps))
+        site = warp_site(str(lane.pid))
+        key = (site[0], site[2], warp) if site else (lane.pid, warp)
+        cta_warp_of_lane[number] = cta_warps.setdefault(key, len(cta_warps))
     lanes = columns.lane[events]
     # each warp's scopes by start, the longest first among equal starts; ties keep the columns' order
     events = events[np.lexsort((-columns.duration[events], columns.start[events], group_of_lane[lanes]))]
