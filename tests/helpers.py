@@ -9,6 +9,7 @@ import pty
 import shutil
 import subprocess
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -40,6 +41,21 @@ def plant_probe(monkeypatch, python: str, info) -> None:
 
     monkeypatch.setitem(probe._cache, python, info)
     monkeypatch.delitem(probe._stamps, python, raising=False)
+
+
+def finished_under_lease(pending, path: Path):
+    """`pending` (a PendingLoad of `path`, under its read lease) finished while another process truncates the file:
+    the writer waits until the read is done, then has its way. Returns the profile read."""
+    size = path.stat().st_size
+    writer = subprocess.Popen([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"])
+    time.sleep(0.5)
+    assert writer.poll() is None and path.stat().st_size == size  # the writer waits
+    try:
+        profile = pending.finish()
+    finally:
+        pending.close()
+    assert writer.wait(timeout=60) == 0 and path.stat().st_size == 0  # then it has its way
+    return profile
 
 
 def capture_path(name: str) -> Path:

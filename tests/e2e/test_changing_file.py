@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, exit_status, start_proton_tui
-from tests.helpers import CLI, REPO
+from tests.helpers import CLI, REPO, finished_under_lease
 
 TRIES = 12  # reads of a capture under a writer: four for each of the three ways of writing it
 ERRORS = ("changed while it was read; open it again", "empty file", "truncated: the JSON ends early")
@@ -167,14 +167,7 @@ def test_a_mapped_capture_holds_a_writer_off_until_it_is_read(tmp_path, monkeypa
     monkeypatch.setattr(source, "MAP_FROM_BYTES", 0)  # mapped as a large capture is
     pending = PendingLoad(path, settled=True)
     assert isinstance(pending.data, mmap.mmap)
-    writer = subprocess.Popen([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"])
-    time.sleep(0.5)
-    assert writer.poll() is None and path.stat().st_size == len(old)  # the writer waits
-    try:
-        profile = pending.finish()
-    finally:
-        pending.close()
-    assert writer.wait(timeout=60) == 0 and path.stat().st_size == 0  # then it has its way
+    profile = finished_under_lease(pending, path)
     assert profile.total == whole.total and profile.node_count == whole.node_count
 
 

@@ -18,7 +18,7 @@ import pytest
 from proton_tui.hatchet import CaptureError, PendingLoad, load_profile, source
 from proton_tui.hatchet.chrome_trace import decode_trace
 from proton_tui.hatchet.trace_stream import NotStreamable, stream_trace
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import FIXTURES, REPO, finished_under_lease
 
 HERE = Path("trace")  # the name a cancelled read would give
 COLUMNS = ("start", "duration", "lane", "name", "category", "stack", "arg")
@@ -231,13 +231,6 @@ def test_a_trace_read_in_pieces_under_its_lease_holds_a_writer_off(tmp_path, big
     old = path.read_bytes()
     pending = PendingLoad(path, settled=True)
     assert pending.trace_file is not None and pending.trace_file.lease is not None
-    writer = subprocess.Popen([sys.executable, "-c", f"open({str(path)!r}, 'r+b').truncate(0)"])
-    time.sleep(0.5)
-    assert writer.poll() is None and path.stat().st_size == len(old)  # the writer waits
-    try:
-        profile = pending.finish()
-    finally:
-        pending.close()
-    assert writer.wait(timeout=60) == 0 and path.stat().st_size == 0  # then it has its way
+    profile = finished_under_lease(pending, path)
     whole = decode_trace(orjson.dumps(orjson.loads(old)))
     assert profile.trace.flow_count == whole.flow_count and len(profile.trace.columns) == len(whole.columns)
