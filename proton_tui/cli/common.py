@@ -4,7 +4,7 @@ signal."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO, TypeVar
 
@@ -187,15 +187,16 @@ def load_scoped(*targets: str) -> list[Profile]:
         fail(str(error))
 
 
-def names_for(profiles: list[Profile], form: str | None, raw: bool = False) -> Names:
-    """The display names of these captures' nodes (demangled once for all) in a form of --names (`raw`: --raw-names)."""
+def names_for(names: Iterable[str], form: str | None, raw: bool = False) -> Names:
+    """The display names of these names (captures' nodes, demangled once for all) in a form of --names (`raw`:
+    --raw-names)."""
     from proton_tui.view.names import FORMS, Names
 
     if form is not None and form not in FORMS:
         fail(f"--names {form!r} is not a name form: use one of {', '.join(FORMS)}")
     if raw and form not in (None, "raw"):
         fail(f"--raw-names and --names {form} disagree: pick one")
-    return Names.demangled({name for profile in profiles for name in profile.names}, form="raw" if raw else form)
+    return Names.demangled(set(names), form="raw" if raw else form)
 
 
 Result = TypeVar("Result")

@@ -51,7 +51,7 @@ def diff(
     if plain and as_json:
         fail("--plain and --json are exclusive: pick one")
     a, b = load_scoped(file_a, file_b)
-    names = names_for([a, b], names_form, raw_names)
+    names = names_for([*a.names, *b.names], names_form, raw_names)
     try:
         comparison = diff_profiles(chosen.apply(a, names)[0], chosen.apply(b, names)[0])
     except DiffError as error:

@@ -42,7 +42,7 @@ def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, 
             return
     except (RankSetError, CaptureError, OSError) as error:
         fail(str(error))
-    names = names_for([rank.profile for rank in rank_set.ranks], names_form, raw_names)
+    names = names_for(rank_set.names, names_form, raw_names)
     if as_json:
         write_json(rank_set_json(rank_set, names), sys.stdout)
     else:

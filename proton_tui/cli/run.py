@@ -150,7 +150,7 @@ def _report(result: RunResult, as_json: bool) -> None:
         from proton_tui.output.text import kernel_summary_text
         from proton_tui.view.display import Display
 
-        display = Display(result.profile, names_for([result.profile], None))
+        display = Display(result.profile, names_for(result.profile.names, None))
         say("\n" + kernel_summary_text(display, limit=KERNEL_ROWS), out)
     if as_json:
         import msgspec

@@ -118,7 +118,7 @@ def view(
     if sys.stderr.isatty() and file.is_file() and file.stat().st_size > LARGE_CAPTURE_BYTES:
         say(f"proton-tui: reading {file} ({size_text(file.stat().st_size)})…\n")
     profile = load(file, show_internal, clock_khz)
-    names = names_for([profile], names_form, raw_names)
+    names = names_for(profile.names, names_form, raw_names)
     # share bars are for people: on a terminal, never in a pipe, CSV, JSON or an export
     display = chosen.shown(profile, names, sort, reverse, bars=(plain or kernels) and sys.stdout.isatty())
     if export is not None:

@@ -2,12 +2,18 @@
 files given in order), compared kernel by kernel and rank by rank, as text and JSON.
 
 A capture's rank comes from the sidecar beside it (`<stem>.sidecar.json`, written by the start-up hook), else from a
-``rank<R>`` in its file name, else from the order given; the set says which."""
+``rank<R>`` in its file name, else from the order given; the set says which.
+
+The set keeps what its tables show of each capture (`CaptureSummary`: totals and each kernel's time), not the
+captures: a rank's own capture is read again when it is opened or compared (`open_rank`), and refused if the file
+changed after the set was read, so the set and the rank's own view never disagree."""
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,13 +40,42 @@ class RankSetError(ValueError):
     """Captures that cannot be a rank set: one line naming what is wrong."""
 
 
+Stamp = tuple[int, int, int, int]  # a file's device, inode, size and modification time (ns)
+
+
+def file_stamp(path: Path) -> Stamp:
+    """What tells a file apart from itself changed. Raises OSError."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+@dataclass(frozen=True)
+class CaptureSummary:
+    """What a rank set keeps of one rank's capture: what its rank row shows, and the file as it was read (`stamp`)."""
+
+    path: Path
+    unit: str
+    total: float
+    kernel_count: int
+    recorded_launches: int | None
+    is_empty: bool
+    is_trace: bool
+    stamp: Stamp
+
+    @classmethod
+    def of(cls, profile: Profile, stamp: Stamp) -> CaptureSummary:
+        return cls(profile.path, profile.unit, profile.total, profile.kernel_count, profile.recorded_launches,
+                   profile.is_empty, profile.trace is not None, stamp)
+
+
 @dataclass(frozen=True)
 class RankCapture:
-    """One rank's capture: its number, where the number came from, the profile, and its sidecar when there is one."""
+    """One rank's capture: its number, where the number came from, the capture's summary, and its sidecar when
+    there is one."""
 
     rank: int
     source: str
-    profile: Profile
+    capture: CaptureSummary
     record: RankRecord | None = None
 
     @property
@@ -103,22 +138,28 @@ class KernelAcross:
 
 @dataclass(frozen=True)
 class RankSet:
-    """Every rank's capture, in rank order."""
+    """Every rank's capture, in rank order; each kernel across them; every name their trees hold."""
 
     ranks: tuple[RankCapture, ...]
+    kernel_rows: tuple[KernelAcross, ...] = ()  # by name
+    names: frozenset[str] = frozenset()
 
     @cached_property  # every rank's and every kernel's cells ask for it
     def unit(self) -> str:
-        units = {rank.profile.unit for rank in self.ranks if not rank.profile.is_empty}
+        units = {rank.capture.unit for rank in self.ranks if not rank.capture.is_empty}
         return units.pop() if len(units) == 1 else "ns"
 
     @cached_property  # a set of 1,024 ranks asks for it once per rank
     def median_total(self) -> float:
-        return statistics.median(rank.profile.total for rank in self.ranks)
+        return statistics.median(rank.capture.total for rank in self.ranks)
+
+    @property
+    def of_traces(self) -> bool:
+        return bool(self.ranks) and all(rank.capture.is_trace for rank in self.ranks)
 
     def flagged(self, rank: RankCapture, min_fraction: float = MIN_FRACTION) -> bool:
         """Slower than the set's median as `check` flags a GPU: the median is under `min_fraction` of its time."""
-        return rank.profile.total > 0 and self.median_total < min_fraction * rank.profile.total
+        return rank.capture.total > 0 and self.median_total < min_fraction * rank.capture.total
 
     def kernels(self) -> list[KernelAcross]:
         """Every kernel name of any rank, the largest spread (max ÷ median) first, then the largest time."""
@@ -126,10 +167,7 @@ class RankSet:
 
     @cached_property  # the viewer asks again at each sort and resize
     def _kernels(self) -> tuple[KernelAcross, ...]:
-        stats = [{kernel.name: kernel.value for kernel in rank.profile.kernel_stats()} for rank in self.ranks]
-        rows = [KernelAcross(name, tuple(per_rank.get(name) for per_rank in stats))
-                for name in sorted({name for per_rank in stats for name in per_rank})]
-        return tuple(sorted(rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name)))
+        return tuple(sorted(self.kernel_rows, key=lambda row: (-(row.skew or 0.0), -row.maximum, row.name)))
 
 
 def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
@@ -137,16 +175,38 @@ def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
     and GPU; and how the clocks were aligned. Raises RankSetError for a set of trees."""
     import msgspec
 
-    if any(rank.profile.trace is None for rank in rank_set.ranks):
+    if not rank_set.of_traces:
         raise RankSetError("a merged trace needs a Chrome trace per rank (run with --data trace); these are trees")
     traces = []
     for rank in rank_set.ranks:
+        path = rank.capture.path
         try:
-            document = msgspec.json.decode(Path(rank.profile.path).read_bytes())
+            data = Path(path).read_bytes()
+            unchanged(rank, file_stamp(path))
+            document = msgspec.json.decode(data)
         except (OSError, msgspec.DecodeError) as error:
-            raise RankSetError(f"{printable(str(rank.profile.path))}: cannot be read again: {error}") from None
+            raise RankSetError(f"{printable(str(path))}: cannot be read again: {error}") from None
         traces.append(RankTrace(rank.rank, rank.heading, document))
     return merge_traces(traces)
+
+
+def unchanged(rank: RankCapture, stamp: Stamp) -> None:
+    """Raises RankSetError when `stamp` is not the rank's file as the set read it."""
+    if stamp != rank.capture.stamp:
+        raise RankSetError(f"{printable(str(rank.capture.path))}: changed after the rank set was read: open the set "
+                           "again")
+
+
+def open_rank(rank: RankCapture, opener: Callable[[Path], Profile] = open_capture) -> Profile:
+    """The rank's own capture, read again: the same file the set read (else RankSetError). Raises CaptureError."""
+    path = rank.capture.path
+    try:
+        unchanged(rank, file_stamp(path))
+        profile = opener(path)
+        unchanged(rank, file_stamp(path))
+    except OSError as error:
+        raise RankSetError(f"{printable(str(path))}: cannot be read again: {error.strerror or error}") from None
+    return profile
 
 
 def rank_of_name(path: Path) -> int | None:
@@ -176,8 +236,28 @@ def rank_files(paths: list[Path]) -> list[Path]:
     return found
 
 
+def summarize(path: Path, opener: Callable[[Path], Profile], kernels: dict[str, dict[int, float]], at: int,
+              names: set[str]) -> CaptureSummary:
+    """Read one capture and keep its summary: each kernel's time goes into `kernels` (name → the `at`-th capture's
+    value), its names into `names`; the capture itself is let go. Raises CaptureError, RankSetError."""
+    try:
+        before = file_stamp(path)
+        profile = opener(path)
+        stamp = file_stamp(path)
+    except OSError as error:
+        raise RankSetError(f"{printable(str(path))}: cannot be read: {error.strerror or error}") from None
+    if stamp != before:
+        raise RankSetError(f"{printable(str(path))}: changed while it was read: open the set again once it is "
+                           "written")
+    for kernel in profile.kernel_stats():
+        kernels.setdefault(sys.intern(kernel.name), {})[at] = kernel.value
+    names.update(profile.names)
+    return CaptureSummary.of(profile, stamp)
+
+
 def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_capture) -> RankSet:
-    """Open every rank's capture (`opener`: CaptureError for a bad one). Raises RankSetError, CaptureError."""
+    """Read every rank's capture (`opener`: CaptureError for a bad one), keeping each one's summary. Raises
+    RankSetError, CaptureError."""
     files = rank_files(paths)
     sidecars: list[RankRecord | None] = []
     for path in files:
@@ -195,14 +275,19 @@ def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_ca
     if len(set(numbers)) != len(numbers):
         repeated = sorted({number for number in numbers if numbers.count(number) > 1})
         raise RankSetError(f"rank {repeated[0]} has more than one capture ({source}): give one capture per rank")
-    ranks = [RankCapture(number, source, opener(path), record)
-             for number, path, record in zip(numbers, files, sidecars)]
-    if len({rank.profile.trace is None for rank in ranks}) > 1:
+    kernels: dict[str, dict[int, float]] = {}
+    names: set[str] = set()
+    ranks = [RankCapture(number, source, summarize(path, opener, kernels, at, names), record)
+             for at, (number, path, record) in enumerate(zip(numbers, files, sidecars))]
+    if len({rank.capture.is_trace for rank in ranks}) > 1:
         raise RankSetError(MIXED_KINDS)
-    units = {rank.profile.unit for rank in ranks if not rank.profile.is_empty}
+    units = {rank.capture.unit for rank in ranks if not rank.capture.is_empty}
     if len(units) > 1:
         raise RankSetError("the captures mix time in ns and cycles: a rank set compares one kind")
-    return RankSet(tuple(sorted(ranks, key=lambda rank: rank.rank)))
+    order = sorted(range(len(ranks)), key=lambda at: ranks[at].rank)
+    rows = tuple(KernelAcross(name, tuple(values.get(at) for at in order))
+                 for name, values in sorted(kernels.items()))
+    return RankSet(tuple(ranks[at] for at in order), rows, frozenset(names))
 
 
 RANK_HEADER = ("rank", "GPU time", "vs median", "kernels", "launches", "host", "GPU", "")
@@ -213,10 +298,10 @@ KERNEL_SORTS = ("max/med", "max", "name")  # the kernel table's orders: the larg
 def rank_cells(rank_set: RankSet, rank: RankCapture) -> list[str]:
     """One rank's row of the rank table (RANK_HEADER): its GPU time, its ratio to the set's median, kernels,
     launches, host and GPU, and SLOW where it is flagged."""
-    profile, median = rank.profile, rank_set.median_total
-    return [str(rank.rank), format_value(profile.total, rank_set.unit),
-            format_ratio(profile.total / median if median else None), format_count(profile.kernel_count),
-            format_count(profile.recorded_launches), printable(rank.host), printable(rank.gpu),
+    capture, median = rank.capture, rank_set.median_total
+    return [str(rank.rank), format_value(capture.total, rank_set.unit),
+            format_ratio(capture.total / median if median else None), format_count(capture.kernel_count),
+            format_count(capture.recorded_launches), printable(rank.host), printable(rank.gpu),
             "SLOW" if rank_set.flagged(rank) else ""]
 
 
@@ -254,7 +339,7 @@ def kernel_on_ranks(rank_set: RankSet, kernel: KernelAcross) -> list[KernelOnRan
     """`kernel` on every rank, in rank order."""
     median = kernel.median
     return [KernelOnRank(rank, value,
-                         None if value is None or not rank.profile.total else 100.0 * value / rank.profile.total,
+                         None if value is None or not rank.capture.total else 100.0 * value / rank.capture.total,
                          None if value is None or not median else value / median)
             for rank, value in zip(rank_set.ranks, kernel.values)]
 
@@ -262,7 +347,7 @@ def kernel_on_ranks(rank_set: RankSet, kernel: KernelAcross) -> list[KernelOnRan
 def typical_rank(rank_set: RankSet) -> RankCapture:
     """The rank whose GPU time is nearest the set's median (the first of two as near): what a rank is compared with
     by default."""
-    return min(rank_set.ranks, key=lambda rank: abs(rank.profile.total - rank_set.median_total))
+    return min(rank_set.ranks, key=lambda rank: abs(rank.capture.total - rank_set.median_total))
 
 
 def rank_set_text(rank_set: RankSet, names: Names, limit: int | None = None, rank_columns: int = 8,
@@ -301,8 +386,8 @@ def rank_set_json(rank_set: RankSet, names: Names) -> dict:
         "median_total": rank_set.median_total,
         "min_fraction": MIN_FRACTION,
         "ranks": Streamed(lambda: ({
-            "rank": rank.rank, "capture": path_text(rank.profile.path), "total": rank.profile.total,
-            "kernels": rank.profile.kernel_count, "launches": rank.profile.recorded_launches,
+            "rank": rank.rank, "capture": path_text(rank.capture.path), "total": rank.capture.total,
+            "kernels": rank.capture.kernel_count, "launches": rank.capture.recorded_launches,
             "host": rank.host or None, "gpu_index": rank.record.gpu_index if rank.record else None,
             "gpu_uuid": rank.record.gpu_uuid if rank.record else None, "flagged": rank_set.flagged(rank),
         } for rank in ranks)),
@@ -314,4 +399,4 @@ def rank_set_json(rank_set: RankSet, names: Names) -> dict:
     }
 
 
-__all__ = ["CaptureError", "RankSet", "RankSetError", "open_rank_set", "rank_set_json", "rank_set_text"]
+__all__ = ["CaptureError", "RankSet", "RankSetError", "open_rank", "open_rank_set", "rank_set_json", "rank_set_text"]

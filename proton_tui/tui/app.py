@@ -195,6 +195,8 @@ class ProtonApp(App):
     def view_capture(self, message: ViewCapture) -> None:
         if message.profile is not None:
             self.push_screen(ProfileScreen(message.profile, run=message.run))
+        elif message.opening is not None:
+            self.show_opening(message.opening, message.run)
         else:  # a run read back from its folder: its capture is opened now, with its record
             run = message.run
             self.open_in_viewer(run.command.capture_path, run.record, run)
@@ -207,6 +209,10 @@ class ProtonApp(App):
         except CaptureError as error:
             self.notify(printable(str(error)), severity="error", markup=False)
             return
+        self.show_opening(opening, run)
+
+    def show_opening(self, opening: Opening, run: RunResult | None = None) -> None:
+        """A new viewer that says the capture is being read, and reads it once it is on the terminal."""
         screen = ProfileScreen(None, run=run, opening=opening)
         self.push_screen(screen)
         self.call_after_refresh(screen.finish_opening)

@@ -49,6 +49,21 @@ class RanksLaidOut(Message):
     problem: str | None = None
 
 
+class TimelineLeft(Message):
+    """Escape on a timeline: the screen goes back to the table."""
+
+
+class TimelineSelected(Message):
+    """A timeline's selected event changed (an index into its trace's events). Defined here, not with the timeline
+    widgets, so a screen handles it without loading them (and numpy) before a trace is shown."""
+
+    def __init__(self, view, event: int) -> None:
+        super().__init__()
+        # sent by the view itself: made inside its parent's handler, Textual would stop it at that parent
+        self.set_sender(view)
+        self.view, self.event = view, event
+
+
 @dataclass(eq=False)
 class WarpsRead(Message):
     """An instrumentation trace's warps, launches and statistics, worked out off the UI thread."""
@@ -60,11 +75,12 @@ class WarpsRead(Message):
 
 @dataclass(eq=False)
 class ViewCapture(Message):
-    """Open a capture in the viewer, with the run that made it when there is one: `profile` loaded, or None for the
-    run's capture to be opened now (a run read back from its folder)."""
+    """Open a capture in the viewer, with the run that made it when there is one: `profile` loaded, else the capture
+    `opening` is about to read (a rank's), else the run's capture opened now (a run read back from its folder)."""
 
     profile: Profile | None
     run: RunResult | None = None
+    opening: Opening | None = None
 
 
 @dataclass(eq=False)

@@ -88,6 +88,29 @@ class Opening:
         return cls(where, label, finish, view_filter or ViewFilter(), fraction_read=lambda: read[0] / len(files),
                    fatal=fatal, rank_set=True)
 
+    @classmethod
+    def of_rank(cls, rank) -> Opening:
+        """The opening of one rank's own capture in a rank set (`output.ranks.open_rank`): read again, and refused
+        if the file changed after the set was read. Raises CaptureError for a file that cannot be opened now."""
+        from proton_tui.hatchet import pending_capture
+        from proton_tui.output.ranks import RankSetError, open_rank
+
+        pending = pending_capture(rank.capture.path)
+        opening = cls.of(pending, fatal=False, owned=True)
+        read = opening.finish
+
+        def finish() -> Profile:
+            try:
+                return open_rank(rank, lambda path: read())
+            except RankSetError as error:
+                raise CaptureError(str(error)) from None
+            finally:
+                pending.close()  # read() closes it too; not when open_rank refused before reading
+
+        opening.finish = finish
+        opening.label = f"Reading {rank.label}'s capture ({size_text(pending.size)})…"
+        return opening
+
     def loading(self) -> bool:
         """The read is under way: started and its outcome not yet known (an outcome is settled before it is posted,
         so an app that ends on it never takes the read as abandoned)."""

@@ -35,7 +35,7 @@ def test_the_numbers_are_each_ranks_own(tmp_path):
     rank_set = open_rank_set([folder])
     assert [rank.rank for rank in rank_set.ranks] == [0, 1] and rank_set.ranks[0].source == "file name"
     alone = [open_capture(folder / f"job.rank{number}.hatchet") for number in (0, 1)]
-    assert [rank.profile.total for rank in rank_set.ranks] == [profile.total for profile in alone]
+    assert [rank.capture.total for rank in rank_set.ranks] == [profile.total for profile in alone]
     for kernel in rank_set.kernels():
         for number, value in enumerate(kernel.values):
             own = {stats.name: stats.value for stats in alone[number].kernel_stats()}
@@ -132,7 +132,7 @@ def test_two_h200_ranks_name_the_slow_rank_and_the_kernel_it_loses_time_in():
     worst = rank_set.kernels()[0]
     assert worst.name.startswith("_Z") and "Kernel2" in worst.name and rank_set.ranks[worst.slowest].rank == 1
     for rank in rank_set.ranks:
-        assert rank.profile.total == open_capture(folder / f"ranks.rank{rank.rank}.hatchet").total
+        assert rank.capture.total == open_capture(folder / f"ranks.rank{rank.rank}.hatchet").total
         assert rank.record.gpu_uuid and rank.record.world_size == 2
 
 
@@ -201,3 +201,53 @@ def test_a_rank_set_of_trees_is_read_and_written_without_numpy(tmp_path):
         assert alone.returncode == 0 and "numpy" not in alone.stderr, alone.stderr[-2000:]
         usual = subprocess.run([CLI, "view", str(folder), flag], capture_output=True, text=True, timeout=60)
         assert alone.stdout == usual.stdout
+
+
+def test_the_set_keeps_its_numbers_not_the_captures(tmp_path):
+    """A rank set of 1,024 captures would otherwise hold 1,024 trees: it keeps each rank's totals and kernel times,
+    and lets every capture go once read."""
+    import gc
+    import weakref
+
+    folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet", "gpt2_shadow.hatchet")
+    read = []
+
+    def opener(path):
+        profile = open_capture(path)
+        read.append(weakref.ref(profile))
+        return profile
+
+    rank_set = open_rank_set([folder], opener)
+    gc.collect()
+    assert len(read) == 3 and [ref() for ref in read] == [None] * 3
+    alone = [open_capture(folder / f"job.rank{number}.hatchet") for number in range(3)]
+    assert rank_set.names == frozenset(name for profile in alone for name in profile.names)
+    for rank, profile in zip(rank_set.ranks, alone):
+        assert (rank.capture.total, rank.capture.kernel_count, rank.capture.recorded_launches) == (
+            profile.total, profile.kernel_count, profile.recorded_launches)
+
+
+def test_a_rank_opened_again_is_its_file_as_the_set_read_it_else_refused(tmp_path):
+    from proton_tui.output.ranks import open_rank
+
+    folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet")
+    rank_set = open_rank_set([folder])
+    again = open_rank(rank_set.ranks[1])
+    assert again.total == rank_set.ranks[1].capture.total == open_capture(folder / "job.rank1.hatchet").total
+    shutil.copy(FIXTURES / "gpt2_shadow.hatchet", folder / "job.rank1.hatchet")
+    with pytest.raises(RankSetError, match=r"job\.rank1\.hatchet: changed after the rank set was read"):
+        open_rank(rank_set.ranks[1])
+    (folder / "job.rank0.hatchet").unlink()
+    with pytest.raises(RankSetError, match=r"job\.rank0\.hatchet: cannot be read again: No such file"):
+        open_rank(rank_set.ranks[0])
+
+
+def test_a_trace_changed_after_the_set_was_read_is_not_merged(tmp_path):
+    from proton_tui.output.ranks import merged_rank_trace
+
+    folder, _ = trace_ranks(tmp_path, "vecadd_trace.chrome_trace", (0, 0))
+    rank_set = open_rank_set([folder])
+    changed = folder / "job.rank1.chrome_trace"
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    with pytest.raises(RankSetError, match=r"job\.rank1\.chrome_trace: changed after the rank set was read"):
+        merged_rank_trace(rank_set)

@@ -12,6 +12,7 @@ import select
 import shutil
 import struct
 import subprocess
+import sys
 import termios
 import time
 
@@ -29,7 +30,7 @@ from proton_tui.tui.widgets.details_pane import DetailsPane
 from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.timeline import RanksTimeline
-from tests.helpers import CLI, FIXTURES, wait_for
+from tests.helpers import CLI, FIXTURES, REPO, wait_for
 from tests.output.trace_format import merged_errors
 from tests.tui.screen_text import screen_lines
 
@@ -122,9 +123,10 @@ async def test_a_ranks_own_capture_opens_in_the_viewer_and_two_ranks_compare(siz
         screen = await opened(app, pilot)
         await pilot.press("tab", "down")  # the rank table, rank 1
         await pilot.press("o")
-        await wait_for(lambda: isinstance(app.screen, ProfileScreen), what="the viewer")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
+                       what="the viewer")
         viewer = app.screen
-        assert viewer.profile is screen.rank_set.ranks[1].profile
+        assert viewer.profile.path == screen.rank_set.ranks[1].capture.path == H200_RANKS / "ranks.rank1.hatchet"
         assert viewer.profile.total == open_capture(H200_RANKS / "ranks.rank1.hatchet").total
         await pilot.press("k")  # the viewer's own keys work there
         await pilot.press("q")
@@ -132,10 +134,28 @@ async def test_a_ranks_own_capture_opens_in_the_viewer_and_two_ranks_compare(siz
         await pilot.press("m")  # the rank nearest the median (rank 0, first of two as near) against rank 1
         await wait_for(lambda: isinstance(app.screen, DiffScreen), what="compare")
         diff = app.screen.diff
-        assert diff.a is screen.rank_set.ranks[0].profile and diff.b is screen.rank_set.ranks[1].profile
+        assert [diff.a.path, diff.b.path] == [rank.capture.path for rank in screen.rank_set.ranks]
+        assert (diff.a.total, diff.b.total) == tuple(rank.capture.total for rank in screen.rank_set.ranks)
         await pilot.press("escape", "up", "space", "down", "m")  # rank 0 marked as A, again against rank 1
-        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="compare")
-        assert app.screen.diff.a is screen.rank_set.ranks[0].profile
+        await wait_for(lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not diff, what="compare")
+        assert app.screen.diff.a.path == screen.rank_set.ranks[0].capture.path
+
+
+async def test_a_rank_whose_file_changed_after_the_set_was_read_is_refused_not_shown(tmp_path):
+    folder = tmp_path / "ranks"
+    shutil.copytree(H200_RANKS, folder)
+    app = rank_set_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        shutil.copy(FIXTURES / "gpt2_shadow.hatchet", folder / "ranks.rank1.hatchet")
+        await pilot.press("tab", "down", "o")  # rank 1's own capture
+        said = "ranks.rank1.hatchet: changed after the rank set was read: open the set again"
+        await wait_for(lambda: app.screen is screen and any(said in note.message for note in app._notifications),
+                       what="the refusal")
+        await pilot.press("m")  # compared with rank 0: refused the same way
+        await wait_for(lambda: sum(said in note.message for note in app._notifications) == 2, what="the refusal")
+        await pilot.pause()
+        assert app.screen is screen and not screen.comparing
 
 
 def trace_ranks(tmp_path, shifts_ns=(0, 2_500_000)):
@@ -316,3 +336,45 @@ async def test_a_click_on_a_kernel_moves_the_cursor_there_and_a_second_shows_it_
         await pilot.click(KernelRankTable, offset=third)
         across = screen.query_one(KernelAcrossTable)
         assert across.display and across.kernel is kernels.kernels[2]
+
+
+NO_NUMPY_VIEWER = """
+import asyncio, sys
+sys.modules["numpy"] = None  # importing it fails: nothing below may need it
+from pathlib import Path
+from proton_tui.hatchet import pending_capture
+from proton_tui.output.ranks import rank_files
+from proton_tui.tui.app import ProtonApp
+from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens.diff import DiffScreen
+from proton_tui.tui.screens.profile import ProfileScreen
+from proton_tui.tui.screens.ranks import RankSetScreen
+from tests.helpers import wait_for
+
+async def main(tree, ranks):
+    app = ProtonApp(opening=Opening.of(pending_capture(tree)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(lambda: getattr(app.screen, "profile", None) is not None, 60, "the tree")
+        await pilot.press("k", "k", "g", "right", "enter", "g", "t", "slash", "g", "e", "m", "l", "enter")
+        await pilot.pause()
+    app = ProtonApp(opening=Opening.of_rank_set(rank_files([ranks])))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(lambda: isinstance(app.screen, RankSetScreen) and app.screen.rank_set is not None, 60,
+                       "the rank set")
+        await pilot.press("s", "enter", "escape", "t", "tab", "down", "o")
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None, 60,
+                       "a rank's tree")
+        await pilot.press("g", "q", "m")
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), 60, "compare")
+    print("numpy" in sys.modules and sys.modules["numpy"] is not None)
+
+asyncio.run(main(Path(sys.argv[1]), Path(sys.argv[2])))
+"""
+
+
+def test_the_viewer_of_trees_and_of_a_rank_set_of_trees_never_loads_numpy():
+    """numpy (15 MiB of the viewer's memory) is for traces: a tree, its flame view and compare, and a rank set of
+    trees with a rank's tree and two ranks compared work without it."""
+    done = subprocess.run([sys.executable, "-c", NO_NUMPY_VIEWER, str(FIXTURES / "gpt2_shadow.hatchet"),
+                           str(H200_RANKS)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "False", done.stderr[-3000:]

@@ -145,15 +145,16 @@ def warps_held_back(monkeypatch) -> threading.Event:
     """The real capture's 512 events read as a large trace's (off the UI thread), and its warps held back until the
     event returned is set."""
     from proton_tui.tui.widgets import profile_views
+    from proton_tui.view import warps
 
     monkeypatch.setattr(profile_views, "WARPS_IN_BACKGROUND", 100)
-    release, real = threading.Event(), profile_views.warp_trace
+    release, real = threading.Event(), warps.warp_trace
 
     def held(trace, clock_khz):
         release.wait(30)
         return real(trace, clock_khz)
 
-    monkeypatch.setattr(profile_views, "warp_trace", held)
+    monkeypatch.setattr(warps, "warp_trace", held)
     return release
 
 

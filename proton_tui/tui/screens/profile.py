@@ -31,7 +31,15 @@ from proton_tui.output.details import (
 )
 from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.tui.dialogs.path import CompareDialog, CompareRequest, ExportDialog
-from proton_tui.tui.messages import Loaded, LoadFailed, NamesReady, ReadCrashed, ShowDiff, ShowRunLog
+from proton_tui.tui.messages import (
+    Loaded,
+    LoadFailed,
+    NamesReady,
+    ReadCrashed,
+    ShowDiff,
+    ShowRunLog,
+    TimelineSelected,
+)
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.screens.profile_filter import FilterAndSearch
 from proton_tui.tui.widgets.details_pane import DetailsPane
@@ -40,7 +48,6 @@ from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.profile_views import ProfileViews
 from proton_tui.tui.widgets.summary import Summary
-from proton_tui.tui.widgets.timeline import TimelineView, WarpTimeline
 from proton_tui.tui.widgets.verdict import VerdictPanel
 from proton_tui.view.filters import ViewFilter
 from proton_tui.view.flame import merged_text
@@ -182,7 +189,7 @@ class ProfileScreen(FilterAndSearch, Screen):
             await self.query("#views, #detail").remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
-            self.views.load(self.profile)  # on its table: the flame view waits for its key
+            await self.views.load(self.profile)  # on its table: the flame view waits for its key
             self.filter_first()
             self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two
@@ -274,11 +281,11 @@ class ProfileScreen(FilterAndSearch, Screen):
         """Between the table and the flame view, on the same node."""
         self.views.toggle_flame()
 
-    @on(TimelineView.Selected)
-    def timeline_selected(self, event: TimelineView.Selected) -> None:
+    @on(TimelineSelected)
+    def timeline_selected(self, event: TimelineSelected) -> None:
         if not event.view.display:  # its warps landed while the table was shown: the table keeps the details
             return
-        warps = event.view.warps if isinstance(event.view, WarpTimeline) else None
+        warps = event.view.warps if event.view.id == "warps" else None
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
 
     @on(FlameView.Selected)

@@ -5,6 +5,7 @@ writes for Perfetto. Every number is `output.ranks`' (the same as `view DIR --pl
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -14,12 +15,11 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher
 
 from proton_tui.console import cut_field, printable
-from proton_tui.hatchet import CaptureError
+from proton_tui.hatchet import CaptureError, Profile
 from proton_tui.output.details import event_details, name_rows
 from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.output.document import json_text
 from proton_tui.output.export import fresh_path, write_export
-from proton_tui.output.rank_timeline import RankTimeline, rank_timeline
 from proton_tui.output.ranks import (
     KERNEL_SORTS,
     RankSet,
@@ -37,6 +37,8 @@ from proton_tui.tui.messages import (
     RanksLaidOut,
     ReadCrashed,
     ShowDiff,
+    TimelineLeft,
+    TimelineSelected,
     ViewCapture,
 )
 from proton_tui.tui.opening import Opening
@@ -45,9 +47,12 @@ from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
 from proton_tui.tui.widgets.row_table import RowTable
 from proton_tui.tui.widgets.summary import Summary
-from proton_tui.tui.widgets.timeline import RanksTimeline, TimelineView
 from proton_tui.view.formatting import counted, format_percent, format_ratio, format_value
 from proton_tui.view.names import Names
+
+if TYPE_CHECKING:
+    from proton_tui.output.rank_timeline import RankTimeline
+    from proton_tui.tui.widgets.timeline import RanksTimeline
 
 PROGRESS_EVERY_S = 0.1  # how often the count of rank captures read so far is redrawn
 
@@ -90,6 +95,8 @@ class RankSetScreen(Screen):
         self.names = Names()
         self.sort_key = KERNEL_SORTS[0]
         self.progress_timer = None
+        self.comparing: list[Opening] = []  # the two ranks' openings while compare reads them
+        self.compare_read: dict[int, Profile] = {}  # what they have read, by their place in `comparing`
 
     def compose(self) -> ComposeResult:
         yield Summary(self.opening.label, id="summary")
@@ -99,7 +106,6 @@ class RankSetScreen(Screen):
                 with ContentSwitcher(id="kernel-views", initial="kernels"):
                     yield KernelRankTable(id="kernels")
                     yield KernelAcrossTable(id="across")
-            yield RanksTimeline(id="rank-timeline", classes="timeline")
         detail = DetailsPane(id="detail")
         detail.display = False
         yield detail
@@ -123,13 +129,25 @@ class RankSetScreen(Screen):
 
     @on(LoadFailed)
     def load_failed(self, message: LoadFailed) -> None:
-        if message.opening is self.opening and not self.opening.fatal:
-            message.stop()
+        """A capture this screen opened could not be read: the set itself, for ``view DIR``, goes on to the app
+        (which ends); a rank to compare is said in one line (one of an earlier compare, since replaced, is not)."""
+        opening = message.opening
+        if opening is None or opening.fatal:
+            return
+        message.stop()
+        if self.compare_place(opening) is not None:
+            self.comparing = []
+            self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
+        elif opening is self.opening:
             self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
             self.dismiss()
 
     @on(Loaded)
     def show_loaded(self, message: Loaded) -> None:
+        if (place := self.compare_place(message.opening)) is not None:
+            message.stop()
+            self.rank_read(place, message.profile)
+            return
         if message.opening is not self.opening:
             return
         message.stop()
@@ -140,7 +158,11 @@ class RankSetScreen(Screen):
         self.query_one(RankTable).show(self.rank_set)
         self.fill_kernels()
         self.query_one("#detail").display = True
-        if all(rank.profile.trace is not None for rank in self.rank_set.ranks):  # it opens on its timeline
+        if self.rank_set.of_traces:  # it opens on its timeline
+            from proton_tui.tui.widgets.timeline import RanksTimeline  # numpy: for traces alone
+
+            self.query_one("#rank-views", ContentSwitcher).add_content(RanksTimeline(id="rank-timeline",
+                                                                                     classes="timeline"))
             self.query_one(Summary).update(f"{self.summary_text()}  laying out the ranks' timeline…")
             self.lay_out_timeline()
         else:
@@ -150,6 +172,8 @@ class RankSetScreen(Screen):
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def lay_out_timeline(self) -> None:
         """The ranks' traces merged onto one timeline, off the UI thread."""
+        from proton_tui.output.rank_timeline import rank_timeline
+
         try:
             self.post_message(RanksLaidOut(rank_timeline(self.rank_set)))
         except (RankSetError, CaptureError, ValueError) as error:
@@ -171,9 +195,9 @@ class RankSetScreen(Screen):
         slow = [rank for rank in ranks if rank_set.flagged(rank)]
         line = f"{counted(len(ranks), 'rank')} (ranks from the {ranks[0].source})"
         if slow:
-            worst = max(slow, key=lambda rank: rank.profile.total)
+            worst = max(slow, key=lambda rank: rank.capture.total)
             line += (f"  SLOW: {', '.join(rank.label for rank in slow)} ({'the slowest ' if len(slow) > 1 else ''}"
-                     f"{format_ratio(worst.profile.total / rank_set.median_total)} the median)")
+                     f"{format_ratio(worst.capture.total / rank_set.median_total)} the median)")
         line += f"  median GPU time {format_value(rank_set.median_total, unit)}"
         if self.timeline is not None:
             line += f"  clocks aligned by {self.timeline.alignment}"  # the timeline's title says it shorter
@@ -182,14 +206,13 @@ class RankSetScreen(Screen):
     @work(thread=True, exclusive=True, group="names", exit_on_error=False)
     def load_readable_names(self) -> None:
         """Demangle every kernel name off the UI thread; the tables switch when they land."""
-        self.post_message(NamesReady(Names.demangled({name for rank in self.rank_set.ranks
-                                                      for name in rank.profile.names})))
+        self.post_message(NamesReady(Names.demangled(self.rank_set.names)))
 
     def on_names_ready(self, message: NamesReady) -> None:
         self.names = message.names
         self.fill_kernels()
-        if self.timeline is not None:
-            self.query_one(RanksTimeline).names = self.names
+        if (view := self.timeline_view()) is not None:
+            view.names = self.names
 
     # ---- the tables ---------------------------------------------------------------------------------------------
     def fill_kernels(self) -> None:
@@ -233,7 +256,7 @@ class RankSetScreen(Screen):
                 *name_rows(self.names, kernel.name, "kernel")]
 
     def rank_rows(self, rank) -> list[tuple[str, str]]:
-        rows = [("rank", rank.heading), ("capture", printable(str(rank.profile.path))),
+        rows = [("rank", rank.heading), ("capture", printable(str(rank.capture.path))),
                 ("rank from", f"the {rank.source}")]
         if self.rank_set.flagged(rank):
             rows.append(("SLOW", f"the set's median GPU time is under {format_percent(MIN_FRACTION * 100)} of "
@@ -255,8 +278,8 @@ class RankSetScreen(Screen):
     def selected_rank(self):
         """The rank the cursor is on: the selected event's on the timeline, the kernel-on-every-rank table's when it
         has the focus, else the ranks'."""
-        timeline = self.query_one(RanksTimeline)
-        if timeline.display and timeline.selected is not None:
+        timeline = self.timeline_view()
+        if timeline is not None and timeline.display and timeline.selected is not None:
             return self.rank_set.ranks[self.timeline.rank_of_lane[timeline.trace.events[timeline.selected].lane]]
         across = self.query_one(KernelAcrossTable)
         if self.focused is across and across.kernel is not None:
@@ -279,19 +302,48 @@ class RankSetScreen(Screen):
                     timeout=3, markup=False)
 
     def action_open_rank(self) -> None:
-        """The selected rank's own capture in the viewer (every view of a capture works there)."""
+        """The selected rank's own capture in the viewer (every view of a capture works there), read again on the
+        reading thread; refused if the file changed after the set was read."""
         if (rank := self.selected_rank()) is not None:
-            self.post_message(ViewCapture(rank.profile))
+            try:
+                opening = Opening.of_rank(rank)
+            except CaptureError as error:
+                self.notify(printable(cut_field(str(error))), severity="error", markup=False)
+                return
+            self.post_message(ViewCapture(None, opening=opening))
 
     def action_compare(self) -> None:
-        """Rank A (marked, else the rank nearest the median) against the selected rank, in compare."""
+        """Rank A (marked, else the rank nearest the median) against the selected rank, in compare: both captures
+        read again on reading threads (refused if either file changed after the set was read)."""
         table, b = self.query_one(RankTable), self.selected_rank()
         a = self.rank_set.ranks[table.marked] if table.marked is not None else typical_rank(self.rank_set)
         if b is None or a is b:
             self.notify(f"{a.label} is A: move to another rank to compare it with", timeout=4, markup=False)
             return
         try:
-            diff = diff_profiles(a.profile, b.profile)
+            openings = [Opening.of_rank(a), Opening.of_rank(b)]
+        except CaptureError as error:
+            self.notify(printable(cut_field(str(error))), severity="error", markup=False)
+            return
+        for earlier in self.comparing:  # a compare still being read gives way to this one
+            earlier.cancel()
+        self.comparing, self.compare_read = openings, {}
+        self.notify(f"Reading {a.label} and {b.label} to compare them…", timeout=2, markup=False)
+        for opening in openings:
+            opening.start(self.post_message)
+
+    def compare_place(self, opening: Opening | None) -> int | None:
+        """Where `opening` is among the two ranks compare is reading (0: A, 1: B); None when it is not one."""
+        return next((place for place, reading in enumerate(self.comparing) if reading is opening), None)
+
+    def rank_read(self, place: int, profile: Profile) -> None:
+        """One of the two ranks being compared has been read; once both are, the comparison is shown."""
+        self.compare_read[place] = profile
+        if len(self.compare_read) < 2:
+            return
+        self.comparing = []
+        try:
+            diff = diff_profiles(self.compare_read[0], self.compare_read[1])
         except DiffError as error:
             self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
@@ -303,7 +355,7 @@ class RankSetScreen(Screen):
         if switcher.current == "rank-timeline":
             self.show_tables()
             return
-        view = self.query_one(RanksTimeline)
+        view = self.timeline_view()
         switcher.current = "rank-timeline"
         self.refresh_bindings()
         if view.model is None:
@@ -312,13 +364,18 @@ class RankSetScreen(Screen):
             view.select(view.selected)
         view.focus()
 
-    @on(TimelineView.Left)
-    def timeline_left(self, event: TimelineView.Left) -> None:
+    def timeline_view(self) -> RanksTimeline | None:
+        """The merged timeline's view: a set of traces has one (mounted once read), a set of trees none."""
+        found = self.query("#rank-timeline")
+        return found.first() if found else None
+
+    @on(TimelineLeft)
+    def timeline_left(self, event: TimelineLeft) -> None:
         event.stop()
         self.show_tables()
 
-    @on(TimelineView.Selected)
-    def timeline_selected(self, event: TimelineView.Selected) -> None:
+    @on(TimelineSelected)
+    def timeline_selected(self, event: TimelineSelected) -> None:
         if self.timeline is not None and event.view.display:
             self.detail_rows = self.timeline.details(event.event) + event_details(self.timeline.trace, event.event,
                                                                                   event.view.names)

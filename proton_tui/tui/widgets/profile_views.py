@@ -4,36 +4,53 @@ views announce what is selected; the screen shows its details."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher
 
 from proton_tui.hatchet import Profile
-from proton_tui.hatchet.trace import Trace
-from proton_tui.tui.messages import WarpsRead
+from proton_tui.tui.messages import TimelineLeft, WarpsRead
 from proton_tui.tui.widgets.flame_view import FlameView
 from proton_tui.tui.widgets.profile_table import ProfileTable
-from proton_tui.tui.widgets.timeline import LaneTimeline, TimelineView, WarpTimeline
 from proton_tui.view.names import Names
-from proton_tui.view.warps import WarpTrace, warp_trace
+
+if TYPE_CHECKING:
+    from proton_tui.hatchet.trace import Trace
+    from proton_tui.tui.widgets.timeline import TimelineView
+    from proton_tui.view.warps import WarpTrace
 
 # Trace events above which an instrumentation trace's warps are worked out off the UI thread; calibrated on the
 # 2-core CPU machine with the payload-shaped trace (docs/measurements.md, row 71).
 WARPS_IN_BACKGROUND = 20_000
 
 
+def timelines(profile: Profile | None) -> list[Widget]:
+    """The two timelines, for a trace; none for a tree (their modules, and numpy, are loaded for traces alone)."""
+    if profile is None or profile.trace is None:
+        return []
+    from proton_tui.tui.widgets.timeline import LaneTimeline, WarpTimeline
+
+    return [LaneTimeline(id="timeline", classes="timeline"), WarpTimeline(id="warps", classes="timeline")]
+
+
 class ProfileViews(ContentSwitcher):
-    """The table, the flame view and the two timelines; while the capture is read none is shown and all are
-    disabled: none takes the focus or a key before `load` gives them the capture."""
+    """The table, the flame view and, for a trace, the two timelines; while the capture is read none is shown and
+    all are disabled: none takes the focus or a key before `load` gives them the capture."""
 
     def __init__(self, profile: Profile | None, *, id: str | None = None) -> None:
-        super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"),
-                         LaneTimeline(id="timeline", classes="timeline"), WarpTimeline(id="warps", classes="timeline"),
+        super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"), *timelines(profile),
                          id=id, initial="table" if profile is not None else None, disabled=profile is None)
         self.trace: Trace | None = None  # the trace a timeline was asked for
 
-    def load(self, profile: Profile) -> None:
-        """The capture has been read: its table is shown, and the views take keys."""
+    async def load(self, profile: Profile) -> None:
+        """The capture has been read: its table is shown (with the timelines added for a trace), and the views take
+        keys."""
         self.table.load(profile)
+        if not self.query(".timeline"):
+            for timeline in timelines(profile):
+                await self.add_content(timeline)
         self.disabled = False
         self.current = "table"
 
@@ -77,12 +94,12 @@ class ProfileViews(ContentSwitcher):
     # ---- the timeline -------------------------------------------------------------------------------------------
     def timeline_for(self, warps: WarpTrace | None) -> TimelineView:
         """The warp timeline when `warps` has a launch, else the lane timeline."""
-        return self.query_one(WarpTimeline) if warps is not None and warps.launches else self.query_one(LaneTimeline)
+        return self.query_one("#warps" if warps is not None and warps.launches else "#timeline")
 
     def show_timeline(self, trace: Trace, names: Names, warps: WarpTrace | None) -> TimelineView:
         """`trace` on the timeline for `warps`, which is returned."""
         timeline = self.timeline_for(warps)
-        if isinstance(timeline, WarpTimeline):
+        if timeline.id == "warps":
             timeline.show(trace, names, warps)
         else:
             timeline.show(trace, names)
@@ -90,17 +107,19 @@ class ProfileViews(ContentSwitcher):
 
     def toggle_timeline(self, profile: Profile) -> None:
         """Between the table and the trace of `profile` on its timeline."""
+        from proton_tui.view.warps import warp_trace
+
         if self.current in ("timeline", "warps"):
             self.leave_timeline()
             return
         names, trace = self.table.display_spec.names, profile.trace
         self.trace = trace
         # the timeline already on this trace, if any
-        timeline = next((view for view in self.query(TimelineView) if view.trace is trace), None)
+        timeline = next((view for view in self.query(".timeline") if view.trace is trace), None)
         if timeline is None:
             clock = profile.run_clock_khz  # the SM clock given, or the one the trace's run reported
             if len(trace.events) > WARPS_IN_BACKGROUND and trace.has_warps:
-                timeline = self.query_one(WarpTimeline)
+                timeline = self.query_one("#warps")
                 self.current = timeline.id
                 timeline.waiting(f"Timeline: reading the warps of {len(trace.events):,} events…")
                 self.read_warps(trace, clock)
@@ -115,8 +134,8 @@ class ProfileViews(ContentSwitcher):
                 timeline.select(timeline.selected)
         timeline.focus()
 
-    @on(TimelineView.Left)
-    def leave_timeline(self, event: TimelineView.Left | None = None) -> None:
+    @on(TimelineLeft)
+    def leave_timeline(self, event: TimelineLeft | None = None) -> None:
         if event is not None:
             event.stop()
         table = self.show_table()
@@ -125,6 +144,8 @@ class ProfileViews(ContentSwitcher):
     @work(thread=True, exclusive=True, group="warps", exit_on_error=False)
     def read_warps(self, trace: Trace, clock_khz: float | None) -> None:
         """An instrumentation trace's launches and per-scope statistics, off the UI thread."""
+        from proton_tui.view.warps import warp_trace
+
         self.post_message(WarpsRead(trace, clock_khz, warp_trace(trace, clock_khz)))
 
     def on_warps_read(self, message: WarpsRead) -> None:
@@ -139,7 +160,7 @@ class ProfileViews(ContentSwitcher):
     def names_changed(self) -> None:
         """The table's names changed (readable ones landed): the other views show them too."""
         self.refresh_flame()
-        for timeline in self.query(TimelineView):
+        for timeline in self.query(".timeline"):
             if timeline.trace is not None:
                 timeline.names = self.table.display_spec.names
                 if timeline.display and timeline.selected is not None:

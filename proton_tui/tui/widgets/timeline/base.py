@@ -12,11 +12,11 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.messages import TimelineLeft, TimelineSelected
 from proton_tui.tui.widgets.table_rows import fit
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
@@ -59,17 +59,8 @@ class TimelineView(ScrollView, can_focus=True):
     TimelineView > .timeline-view--warp { color: $text-muted; }
     """
 
-    class Left(Message):
-        """Escape: the screen goes back to the table."""
-
-    class Selected(Message):
-        """The selected event changed (an index into the trace's events)."""
-
-        def __init__(self, view: TimelineView, event: int) -> None:
-            super().__init__()
-            # sent by the view itself: made inside its parent's handler, Textual would stop it at that parent
-            self.set_sender(view)
-            self.view, self.event = view, event
+    Left = TimelineLeft  # Escape: the screen goes back to the table
+    Selected = TimelineSelected  # the selected event changed
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
