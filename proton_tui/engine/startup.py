@@ -95,7 +95,9 @@ class Hook:
         self.folder = config["folder"]
         self.stem_path = os.path.join(self.folder, me["stem"])
         self.proton = None
-        self.done = False
+        self.done = False  # the end has begun
+        self.ended = False  # the end is written
+        self.deferred = None  # a signal that came while the end was under way: (number, frame, what it did before)
 
     def say(self, text):
         try:
@@ -180,12 +182,11 @@ class Hook:
             return
 
         def handler(number, frame):
-            self.finish()
-            if callable(before):
-                before(number, frame)
+            if self.done and not self.ended:  # the end is under way (at exit, or for an earlier signal): it ends first
+                self.deferred = self.deferred or (number, frame, before)
                 return
-            signal.signal(number, signal.SIG_DFL)
-            os.kill(os.getpid(), number)
+            self.finish()
+            act_before(number, frame, before)
 
         try:
             signal.signal(signum, handler)
@@ -206,6 +207,9 @@ class Hook:
                 self.say("Proton did not finalize in %s: %s" % (self.who(), self.me["proton_error"]))
         self.me["finalized"], self.me["finished_ns"] = True, time.time_ns()
         self.write_sidecar()
+        self.ended = True
+        if self.deferred is not None:
+            act_before(*self.deferred)
 
     def read_gpu(self):
         """The GPU this process used, as torch saw it (only where torch already initialized CUDA: the hook never
@@ -227,6 +231,15 @@ class Hook:
         if hasattr(props, "pci_bus_id"):
             self.me["gpu_pci_bus_id"] = "%08X:%02X:%02X.0" % (props.pci_domain_id, props.pci_bus_id,
                                                               props.pci_device_id)
+
+
+def act_before(number, frame, before):
+    """Do what the process did on signal `number` before the hook: its own handler, or the default."""
+    if callable(before):
+        before(number, frame)
+        return
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
 
 
 def chain_sitecustomize():

@@ -181,6 +181,7 @@ def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
     for rank in rank_set.ranks:
         path = rank.capture.path
         try:
+            unchanged(rank, file_stamp(path))
             data = Path(path).read_bytes()
             unchanged(rank, file_stamp(path))
             document = msgspec.json.decode(data)

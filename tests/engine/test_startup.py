@@ -96,3 +96,24 @@ def test_sigterm_ends_the_process_as_it_would_after_the_hooks_end(tmp_path):
     record = read_sidecar(tmp_path / "job.sidecar.json")
     assert record.finalized and record.finished_ns >= record.started_ns
     assert time.time_ns() >= record.finished_ns
+
+
+def test_a_sigterm_during_the_hooks_end_at_exit_waits_for_it_then_ends_the_process(tmp_path):
+    """A launcher's SIGTERM that comes while the hook's end runs at exit (here: sent from inside it, when the end
+    asks the workload's torch whether it used a GPU) lets the end finish, then ends the process as SIGTERM does."""
+    code = """\
+        import os, signal, sys, types
+
+        class Cuda:
+            @staticmethod
+            def is_initialized():
+                os.kill(os.getpid(), signal.SIGTERM)
+                return False
+
+        sys.modules["torch"] = types.SimpleNamespace(__version__="0.0", cuda=Cuda)
+        print("exiting", flush=True)
+    """
+    done = run(hooked(tmp_path), code, tmp_path)
+    assert done.stdout == "exiting\n" and done.returncode == -signal.SIGTERM, done.stderr
+    record = read_sidecar(tmp_path / "job.sidecar.json")
+    assert record.finalized and record.finished_ns >= record.started_ns
