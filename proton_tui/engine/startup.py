@@ -182,34 +182,45 @@ class Hook:
             return
 
         def handler(number, frame):
-            if self.done and not self.ended:  # the end is under way (at exit, or for an earlier signal): it ends first
-                self.deferred = self.deferred or (number, frame, before)
+            if not self.done:
+                self.finish(in_handler=True)
+            elif not self.ended and self.deferred is None:  # the end is under way: it ends first, then this acts
+                self.deferred = (number, frame, before)
                 return
-            self.finish()
+            # (a second signal while the end is under way, which may hang, acts at once)
             act_before(number, frame, before)
+            deferred, self.deferred = self.deferred, None
+            if deferred is not None:
+                act_before(*deferred)
 
         try:
             signal.signal(signum, handler)
         except (ValueError, OSError):
             pass
 
-    def finish(self):
+    def finish(self, in_handler=False):
+        """Finalize Proton and write the sidecar, once. A signal that comes meanwhile acts once it is written: here
+        at exit, else (`in_handler`) in the handler of the signal that began it, after that signal's own action."""
         if self.done:
             return
         self.done = True
-        self.read_gpu()
-        if self.proton is not None:
-            try:
-                fmt = self.config.get("format", "hatchet")
-                self.proton.finalize(**({"output_format": fmt} if fmt != "hatchet" else {}))
-            except BaseException as error:  # noqa: BLE001
-                self.me["proton_error"] = "finalize: %s: %s" % (type(error).__name__, error)
-                self.say("Proton did not finalize in %s: %s" % (self.who(), self.me["proton_error"]))
-        self.me["finalized"], self.me["finished_ns"] = True, time.time_ns()
-        self.write_sidecar()
-        self.ended = True
-        if self.deferred is not None:
-            act_before(*self.deferred)
+        try:
+            self.read_gpu()
+            if self.proton is not None:
+                try:
+                    fmt = self.config.get("format", "hatchet")
+                    self.proton.finalize(**({"output_format": fmt} if fmt != "hatchet" else {}))
+                except BaseException as error:  # noqa: BLE001
+                    self.me["proton_error"] = "finalize: %s: %s" % (type(error).__name__, error)
+                    self.say("Proton did not finalize in %s: %s" % (self.who(), self.me["proton_error"]))
+            self.me["finalized"], self.me["finished_ns"] = True, time.time_ns()
+            self.write_sidecar()
+        finally:
+            self.ended = True
+            deferred = None if in_handler else self.deferred
+            if deferred is not None:
+                self.deferred = None
+                act_before(*deferred)
 
     def read_gpu(self):
         """The GPU this process used, as torch saw it (only where torch already initialized CUDA: the hook never
@@ -223,14 +234,14 @@ class Hook:
                 return
             index = torch.cuda.current_device()
             props = torch.cuda.get_device_properties(index)
-        except Exception:  # noqa: BLE001
+            self.me["gpu_index"], self.me["gpu_name"] = index, getattr(props, "name", None)
+            uuid = getattr(props, "uuid", None)
+            self.me["gpu_uuid"] = str(uuid) if uuid is not None else None
+            if hasattr(props, "pci_bus_id"):
+                self.me["gpu_pci_bus_id"] = "%08X:%02X:%02X.0" % (props.pci_domain_id, props.pci_bus_id,
+                                                                  props.pci_device_id)
+        except Exception:  # noqa: BLE001 - what torch could not say is left out
             return
-        self.me["gpu_index"], self.me["gpu_name"] = index, getattr(props, "name", None)
-        uuid = getattr(props, "uuid", None)
-        self.me["gpu_uuid"] = str(uuid) if uuid is not None else None
-        if hasattr(props, "pci_bus_id"):
-            self.me["gpu_pci_bus_id"] = "%08X:%02X:%02X.0" % (props.pci_domain_id, props.pci_bus_id,
-                                                              props.pci_device_id)
 
 
 def act_before(number, frame, before):

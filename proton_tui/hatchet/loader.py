@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +20,38 @@ from proton_tui.hatchet.pieces import load_in_pieces
 from proton_tui.hatchet.profile import Profile
 from proton_tui.hatchet.reader import load_whole, trace_profile
 from proton_tui.hatchet.source import mapped, streamed
+
+
+class WhileReading:
+    """A process-wide setting changed while any capture is read, and put back as it was when the last read ends:
+    reads overlap (a rank set's compare, a capture opened while another is read), and the first to end must not put
+    it back under the others, nor the last leave it changed."""
+
+    def __init__(self, change: Callable[[], object], restore: Callable[[object], None]) -> None:
+        self._change, self._restore = change, restore
+        self._lock, self._reads, self._before = threading.Lock(), 0, None
+
+    def hold(self) -> None:
+        with self._lock:
+            if self._reads == 0:
+                self._before = self._change()
+            self._reads += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._reads -= 1
+            if self._reads == 0:
+                self._restore(self._before)
+
+
+def _collector_off() -> bool:
+    collecting = gc.isenabled()
+    gc.disable()
+    return collecting
+
+
+# millions of new containers, none cyclic: collections would walk the whole tree again and again
+GC_PAUSED = WhileReading(_collector_off, lambda collecting: gc.enable() if collecting else None)
 
 
 @dataclass(frozen=True)
@@ -87,8 +120,7 @@ class PendingLoad:
     def finish(self) -> Profile:
         """The profile; raises CaptureError. The loaded capture is frozen out of the cyclic GC: it is long-lived
         and acyclic, and full collections would walk all of it (docs/measurements.md, row 34)."""
-        collecting = gc.isenabled()
-        gc.disable()  # millions of new containers, none cyclic: collections would walk the whole tree again and again
+        GC_PAUSED.hold()
         try:
             with self._held:
                 profile = self._streamed() if self.trace_file is not None else None
@@ -101,8 +133,7 @@ class PendingLoad:
             self.bytes_read = self.size
             return profile
         finally:
-            if collecting:
-                gc.enable()
+            GC_PAUSED.release()
 
     def _read_whole(self) -> Profile:
         if self.data is None:  # a trace that must be read whole after all

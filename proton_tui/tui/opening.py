@@ -14,6 +14,7 @@ from textual.message import Message
 
 from proton_tui.console import printable, size_text
 from proton_tui.hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
+from proton_tui.hatchet.loader import WhileReading
 from proton_tui.hatchet.scope import within
 from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed
 from proton_tui.view.filters import ViewFilter
@@ -22,6 +23,15 @@ from proton_tui.view.formatting import counted
 # How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
 # quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
 READING_SWITCH_S = 0.001
+
+
+def _short_switch() -> float:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(READING_SWITCH_S)
+    return before
+
+
+SHORT_SWITCH = WhileReading(_short_switch, sys.setswitchinterval)  # while any capture is read
 
 
 @dataclass
@@ -120,8 +130,6 @@ class Opening:
         """Read the capture on a daemon thread and `post` what came of it: the keys stay live meanwhile, and quitting
         never waits for it (the app's process ends with the read under way; a thread of Textual's worker pool would
         be joined first)."""
-        switch_interval = sys.getswitchinterval()
-
         def read() -> None:
             try:
                 profile = self.finish()
@@ -137,8 +145,8 @@ class Opening:
                 self.settled.set()
                 post(Loaded(profile, self))
             finally:
-                sys.setswitchinterval(switch_interval)
+                SHORT_SWITCH.release()
 
-        sys.setswitchinterval(READING_SWITCH_S)
+        SHORT_SWITCH.hold()
         self.loader = threading.Thread(target=read, name="capture-reader", daemon=True)
         self.loader.start()

@@ -117,3 +117,39 @@ def test_a_sigterm_during_the_hooks_end_at_exit_waits_for_it_then_ends_the_proce
     assert done.stdout == "exiting\n" and done.returncode == -signal.SIGTERM, done.stderr
     record = read_sidecar(tmp_path / "job.sidecar.json")
     assert record.finalized and record.finished_ns >= record.started_ns
+
+
+def torch_that_signals(*signals: str, then: str = "") -> str:
+    """A workload whose `torch` sends the process `signals` when the hook's end asks whether it used a GPU."""
+    return textwrap.dedent(f"""\
+        import os, signal, sys, time, types
+
+        class Cuda:
+            @staticmethod
+            def is_initialized():
+                for name in {list(signals)!r}:
+                    os.kill(os.getpid(), getattr(signal, name))
+                {then or "pass"}
+                return False
+
+        sys.modules["torch"] = types.SimpleNamespace(__version__="0.0", cuda=Cuda)
+    """)
+
+
+def test_a_sigint_during_the_end_a_sigterm_began_leaves_the_sigterm_to_end_the_process(tmp_path):
+    code = torch_that_signals("SIGINT") + 'print("ready", flush=True)\ntime.sleep(60)\n'
+    process = subprocess.Popen([sys.executable, "-c", code], env=hooked(tmp_path), cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == -signal.SIGTERM, process.stderr.read()
+    assert read_sidecar(tmp_path / "job.sidecar.json").finalized
+
+
+def test_a_second_signal_while_the_end_hangs_ends_the_process_at_once(tmp_path):
+    code = torch_that_signals("SIGTERM", "SIGTERM", then="time.sleep(60)") + 'print("exiting", flush=True)\n'
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], env=hooked(tmp_path), cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == -signal.SIGTERM and time.monotonic() - started < 20, done.stderr
+    assert not read_sidecar(tmp_path / "job.sidecar.json").finalized  # the end never came: it hung

@@ -263,3 +263,30 @@ def test_a_capture_written_a_while_ago_is_compared_again_without_any_sleep(monke
     slept = []
     monkeypatch.setattr(source.time, "sleep", slept.append)
     assert open_capture(path).total == 46112 + 8736 + 5568 + 4864 + 2048 and slept == []
+
+
+def test_overlapping_reads_put_the_collector_back_as_it_was_when_the_last_one_ends(tmp_path):
+    """Two captures read at once (a rank set's compare, a capture opened while another is read): the cyclic GC is
+    off while either is read, and on again after both, whichever ends first."""
+    import gc
+    import threading
+
+    from proton_tui.hatchet import pending_capture
+    from proton_tui.hatchet.loader import GC_PAUSED
+
+    assert gc.isenabled()
+    first, second = pending_capture(capture_path("gpt2_shadow")), pending_capture(capture_path("vecadd_hook"))
+    GC_PAUSED.hold()  # a read under way on another thread
+    try:
+        finished = threading.Event()
+        reader = threading.Thread(target=lambda: (first.finish(), finished.set()))
+        reader.start()
+        reader.join(30)
+        assert finished.is_set() and not gc.isenabled()  # the other read still goes on
+    finally:
+        GC_PAUSED.release()
+    assert gc.isenabled()
+    second.finish()
+    assert gc.isenabled()
+    first.close()
+    second.close()

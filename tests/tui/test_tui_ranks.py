@@ -155,7 +155,48 @@ async def test_a_rank_whose_file_changed_after_the_set_was_read_is_refused_not_s
         await pilot.press("m")  # compared with rank 0: refused the same way
         await wait_for(lambda: sum(said in note.message for note in app._notifications) == 2, what="the refusal")
         await pilot.pause()
-        assert app.screen is screen and not screen.comparing
+        assert app.screen is screen and screen.comparing is None and screen.compare_read == []
+
+
+async def test_a_compare_leaves_nothing_behind():
+    """Once two ranks are compared the set holds neither capture, and the reads' settings are back as they were
+    (the collector on, the interpreter's switch interval its own)."""
+    import gc
+    import weakref
+
+    switch = sys.getswitchinterval()
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("tab", "down", "m", "m")  # a second compare at once: the first gives way to it
+        await wait_for(lambda: isinstance(app.screen, DiffScreen), what="compare")
+        diff = app.screen.diff
+        compared = [weakref.ref(diff.a), weakref.ref(diff.b)]
+        assert screen.comparing is None and screen.compare_read == [] and screen.compare_next == []
+        await pilot.press("escape")
+        del diff
+        await pilot.pause()
+        gc.collect()
+        assert [ref() for ref in compared] == [None, None]
+        assert gc.isenabled() and sys.getswitchinterval() == switch
+
+
+async def test_a_merged_trace_of_a_trace_changed_after_the_set_was_read_is_refused_in_one_line(tmp_path,
+                                                                                               monkeypatch):
+    folder, _ = trace_ranks(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    app = rank_set_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        changed = folder / "job.rank1.chrome_trace"
+        changed.write_bytes(changed.read_bytes() + b"\n")
+        await pilot.press("x")
+        said = "job.rank1.chrome_trace: changed after the rank set was read: open the set again"
+        await wait_for(lambda: any(said in note.message for note in app._notifications), what="the refusal")
+        assert app.screen is screen and not list(tmp_path.glob("ranks-merged*"))
+        await pilot.press("o")  # the selected event's rank: rank 0, unchanged, opens
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
+                       what="rank 0's trace")
 
 
 def trace_ranks(tmp_path, shifts_ns=(0, 2_500_000)):

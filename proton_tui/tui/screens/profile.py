@@ -183,13 +183,15 @@ class ProfileScreen(FilterAndSearch, Screen):
             self.compared(self.comparing.pop(id(message.opening), self.profile), message.profile)
             return
         self.progress_timer.stop()
-        self.profile = message.profile
-        self.query_one("#summary", Summary).update(Text(self.summary_text(self.profile)))
-        if self.profile.is_root_only:
+        profile = message.profile
+        self.query_one("#summary", Summary).update(Text(self.summary_text(profile)))
+        if profile.is_root_only:
+            self.profile = profile
             await self.query("#views, #detail").remove()
             await self.mount_all(self.body(), before=self.query_one(KeyBar))
         else:
-            await self.views.load(self.profile)  # on its table: the flame view waits for its key
+            await self.views.load(profile)  # on its table: the flame view waits for its key
+            self.profile = profile  # its keys are taken from here on: every view is mounted
             self.filter_first()
             self.query_one("#detail").display = True
             self.body_mounted()  # focus set before the table's first paint: one paint, not two

@@ -22,6 +22,7 @@ from proton_tui.output.document import json_text
 from proton_tui.output.export import fresh_path, write_export
 from proton_tui.output.ranks import (
     KERNEL_SORTS,
+    RankCapture,
     RankSet,
     RankSetError,
     merged_rank_trace,
@@ -95,8 +96,10 @@ class RankSetScreen(Screen):
         self.names = Names()
         self.sort_key = KERNEL_SORTS[0]
         self.progress_timer = None
-        self.comparing: list[Opening] = []  # the two ranks' openings while compare reads them
-        self.compare_read: dict[int, Profile] = {}  # what they have read, by their place in `comparing`
+        # compare's two ranks, read one after the other: the one being read, those still to read, those read
+        self.comparing: Opening | None = None
+        self.compare_next: list[RankCapture] = []
+        self.compare_read: list[Profile] = []
 
     def compose(self) -> ComposeResult:
         yield Summary(self.opening.label, id="summary")
@@ -135,18 +138,18 @@ class RankSetScreen(Screen):
         if opening is None or opening.fatal:
             return
         message.stop()
-        if self.compare_place(opening) is not None:
-            self.comparing = []
+        if opening is self.comparing:
+            self.end_compare()
             self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
         elif opening is self.opening:
             self.notify(printable(cut_field(message.reason)), severity="error", markup=False)
             self.dismiss()
 
     @on(Loaded)
-    def show_loaded(self, message: Loaded) -> None:
-        if (place := self.compare_place(message.opening)) is not None:
+    async def show_loaded(self, message: Loaded) -> None:
+        if message.opening is self.comparing and message.opening is not None:
             message.stop()
-            self.rank_read(place, message.profile)
+            self.rank_read(message.profile)
             return
         if message.opening is not self.opening:
             return
@@ -161,8 +164,8 @@ class RankSetScreen(Screen):
         if self.rank_set.of_traces:  # it opens on its timeline
             from proton_tui.tui.widgets.timeline import RanksTimeline  # numpy: for traces alone
 
-            self.query_one("#rank-views", ContentSwitcher).add_content(RanksTimeline(id="rank-timeline",
-                                                                                     classes="timeline"))
+            await self.query_one("#rank-views", ContentSwitcher).add_content(RanksTimeline(id="rank-timeline",
+                                                                                           classes="timeline"))
             self.query_one(Summary).update(f"{self.summary_text()}  laying out the ranks' timeline…")
             self.lay_out_timeline()
         else:
@@ -314,36 +317,44 @@ class RankSetScreen(Screen):
 
     def action_compare(self) -> None:
         """Rank A (marked, else the rank nearest the median) against the selected rank, in compare: both captures
-        read again on reading threads (refused if either file changed after the set was read)."""
+        read again, one after the other, on the reading thread (refused if either file changed after the set was
+        read). A compare still being read gives way to this one."""
         table, b = self.query_one(RankTable), self.selected_rank()
         a = self.rank_set.ranks[table.marked] if table.marked is not None else typical_rank(self.rank_set)
         if b is None or a is b:
             self.notify(f"{a.label} is A: move to another rank to compare it with", timeout=4, markup=False)
             return
+        if self.comparing is not None:
+            self.comparing.cancel()
+        self.end_compare()
+        self.compare_next = [a, b]
+        self.notify(f"Reading {a.label} and {b.label} to compare them…", timeout=2, markup=False)
+        self.read_next_rank()
+
+    def read_next_rank(self) -> None:
+        rank = self.compare_next.pop(0)
         try:
-            openings = [Opening.of_rank(a), Opening.of_rank(b)]
+            self.comparing = Opening.of_rank(rank)
         except CaptureError as error:
+            self.end_compare()
             self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
-        for earlier in self.comparing:  # a compare still being read gives way to this one
-            earlier.cancel()
-        self.comparing, self.compare_read = openings, {}
-        self.notify(f"Reading {a.label} and {b.label} to compare them…", timeout=2, markup=False)
-        for opening in openings:
-            opening.start(self.post_message)
+        self.comparing.start(self.post_message)
 
-    def compare_place(self, opening: Opening | None) -> int | None:
-        """Where `opening` is among the two ranks compare is reading (0: A, 1: B); None when it is not one."""
-        return next((place for place, reading in enumerate(self.comparing) if reading is opening), None)
+    def end_compare(self) -> None:
+        """Forget compare's ranks (what they read is let go with them)."""
+        self.comparing, self.compare_next, self.compare_read = None, [], []
 
-    def rank_read(self, place: int, profile: Profile) -> None:
-        """One of the two ranks being compared has been read; once both are, the comparison is shown."""
-        self.compare_read[place] = profile
-        if len(self.compare_read) < 2:
+    def rank_read(self, profile: Profile) -> None:
+        """A rank to compare has been read: the next is read, or, both read, the comparison is shown."""
+        self.compare_read.append(profile)
+        if self.compare_next:
+            self.read_next_rank()
             return
-        self.comparing = []
+        a, b = self.compare_read
+        self.end_compare()
         try:
-            diff = diff_profiles(self.compare_read[0], self.compare_read[1])
+            diff = diff_profiles(a, b)
         except DiffError as error:
             self.notify(printable(cut_field(str(error))), severity="error", markup=False)
             return
@@ -381,14 +392,20 @@ class RankSetScreen(Screen):
                                                                                   event.view.names)
 
     def action_export(self) -> None:
-        """Write the merged trace (for Perfetto's UI) to a new file."""
-        document, alignment = merged_rank_trace(self.rank_set)
+        """Write the merged trace (for Perfetto's UI) to a new file; a trace that cannot be read again as the set read
+        it is said in one line."""
+        try:
+            document, alignment = merged_rank_trace(self.rank_set)
+        except RankSetError as error:
+            self.notify(printable(cut_field(str(error))), severity="error", markup=False)
+            return
         suggested = fresh_path(Path("."), "ranks-merged", ".json").name
 
         def written(path: str | None) -> None:
             if path:
-                self.notify(f"Wrote the merged trace of {counted(len(self.rank_set.ranks), 'rank')} to "
-                            f"{Path(path).resolve()} (clocks aligned by {alignment})", timeout=6, markup=False)
+                where = printable(str(Path(path).resolve()))
+                self.notify(f"Wrote the merged trace of {counted(len(self.rank_set.ranks), 'rank')} to {where} "
+                            f"(clocks aligned by {alignment})", timeout=6, markup=False)
 
         self.app.push_screen(PathDialog("Write the ranks' merged trace (for Perfetto's UI) to a new .json file",
                                         suggested, lambda path: write_export(path, json_text(document)),
