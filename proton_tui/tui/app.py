@@ -89,6 +89,8 @@ class ProtonApp(App):
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(self.return_code or 0)
+        if self.return_code and self.load_error is None:  # a defect ended it (its traceback printed): say it failed
+            raise SystemExit(self.return_code)
 
     def get_driver_class(self):
         driver = super().get_driver_class()

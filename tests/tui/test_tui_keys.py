@@ -4,6 +4,8 @@ of tables, lists and timeline rows."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from textual.widgets import DataTable
 
@@ -234,3 +236,16 @@ async def test_the_key_bar_of_a_narrow_viewer_keeps_back_help_and_quit():
         await pilot.press("f1")
         await pilot.pause()
         assert "K  Kernels/tree" in str(app.screen.query_one("#help Static").render())
+
+
+async def test_an_empty_runs_list_takes_every_key():
+    """No run or check in the folder: the arrows, Enter, Home and End on the empty list do nothing."""
+    from proton_tui.tui.screens.runs import RunsScreen
+
+    app = ProtonApp(python=sys.executable)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await push(app, RunsScreen([], FIXTURES / "no runs here"))
+        await pilot.pause()
+        await pilot.press("up", "down", "enter", "home", "end", "pageup", "pagedown", "down", "up")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RunsScreen" and "No run or check" in "\n".join(screen_lines(app))

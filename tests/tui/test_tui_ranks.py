@@ -250,12 +250,13 @@ async def test_traces_open_on_one_timeline_grouped_by_rank_their_launches_steppe
         assert screen.query_one(KernelRankTable).display and not timeline.display
 
 
-def run_on_a_terminal(*args: str, keys: bytes = b"", wait_for_text: str = "") -> tuple[int, str]:
-    """`proton-tui ARGS` on a terminal (100x30, its output and error streams; the TUI draws on the latter): once
-    `wait_for_text` shows, `keys` are typed. Its exit status and all it wrote."""
+def run_on_a_terminal(*args: str, keys: bytes = b"", wait_for_text: str = "",
+                      command: tuple[str, ...] = (CLI,)) -> tuple[int, str]:
+    """`proton-tui ARGS` (or `command` ARGS) on a terminal (100x30, its output and error streams; the TUI draws on
+    the latter): once `wait_for_text` shows, `keys` are typed. Its exit status and all it wrote."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    process = subprocess.Popen([CLI, *args], stdin=follower, stdout=follower, stderr=follower,
+    process = subprocess.Popen([*command, *args], stdin=follower, stdout=follower, stderr=follower,
                                env={**os.environ, "TERM": "xterm-256color"})
     os.close(follower)
     shown, sent, deadline = b"", False, time.monotonic() + 60
@@ -285,6 +286,22 @@ def test_view_of_a_folder_or_files_on_a_terminal_opens_the_rank_set(given):
     paths = [str(H200_RANKS)] if given == "folder" else [str(H200_RANKS / f"ranks.rank{r}.hatchet") for r in (0, 1)]
     status, shown = run_on_a_terminal("view", *paths, keys=b"q", wait_for_text="Kernels by max/med")
     assert status == 0 and "ranks from the sidecar" in shown
+
+
+def test_a_defect_that_ends_the_viewer_ends_the_command_with_a_failing_status():
+    """A defect's traceback is printed as the viewer ends, and the command's status says it failed (scripts and CI
+    must not take it for success). The defect: an action that raises, put in for this test."""
+    crash = ("import sys\n"
+             "from proton_tui.tui.screens.ranks import RankSetScreen\n"
+             "def sort(screen):\n"
+             "    raise RuntimeError('a defect in the sort')\n"
+             "RankSetScreen.action_sort = sort\n"
+             "sys.argv = ['proton-tui', *sys.argv[1:]]\n"
+             "from proton_tui.entry import main\n"
+             "main()\n")
+    status, shown = run_on_a_terminal("view", str(H200_RANKS), keys=b"s", wait_for_text="Kernels by max/med",
+                                      command=(sys.executable, "-c", crash))
+    assert status == 1 and "a defect in the sort" in shown
 
 
 def test_a_broken_rank_capture_on_a_terminal_is_one_line_and_exit_2(tmp_path):
@@ -419,3 +436,77 @@ def test_the_viewer_of_trees_and_of_a_rank_set_of_trees_never_loads_numpy():
     done = subprocess.run([sys.executable, "-c", NO_NUMPY_VIEWER, str(FIXTURES / "gpt2_shadow.hatchet"),
                            str(H200_RANKS)], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "False", done.stderr[-3000:]
+
+
+async def test_s_sorts_the_kernel_table_only_where_it_is_shown():
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("enter")  # a kernel on every rank: the kernel table is not shown
+        assert screen.query_one("#kernel-views").current == "across"
+        title = str(screen.query_one(KernelRankTable).border_title)
+        await pilot.press("s")
+        assert str(screen.query_one(KernelRankTable).border_title) == title
+        assert "Sort" not in screen_lines(app)[-1]
+
+
+def test_keys_typed_right_after_o_never_reach_the_set():
+    """`o q` typed at once, in a real terminal: the rank's viewer opens and the set takes no key until it is shown
+    (the `q` would have quit the whole app); `q` then goes back to the set and `q` quits."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    process = subprocess.Popen([CLI, "view", str(H200_RANKS)], stdin=follower, stdout=follower, stderr=follower,
+                               env={**os.environ, "TERM": "xterm-256color"})
+    os.close(follower)
+    shown = b""
+
+    def read_until(text: bytes, seconds: float = 60) -> bool:
+        nonlocal shown
+        deadline = time.monotonic() + seconds
+        while text not in shown and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                shown += chunk
+        return text in shown
+
+    try:
+        assert read_until(b"Kernels by max/med")
+        shown = b""
+        os.write(leader, b"\toq")  # Tab to the ranks, o, q: typed at once
+        assert read_until(b"GPU time 1.06 ms"), shown.decode(errors="replace")[-2000:]  # rank 0's own viewer
+        assert read_until(b"Back")  # its key bar: the viewer takes the keys
+        time.sleep(0.5)
+        assert process.poll() is None  # the q did not quit
+        shown = b""
+        os.write(leader, b"q")
+        assert read_until(b"Kernels by max/med")
+        time.sleep(0.2)
+        os.write(leader, b"q")
+        assert process.wait(timeout=30) == 0
+    finally:
+        os.close(leader)
+        if process.poll() is None:
+            process.kill()
+
+
+async def test_i_gives_the_details_the_room_their_border_asks_for(tmp_path):
+    folder, _ = trace_ranks(tmp_path)
+    app = rank_set_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        pane = screen.query_one(DetailsPane)
+        await wait_for(lambda: str(pane.border_subtitle).endswith("more lines: i"), what="lines left out")
+        await pilot.press("i")
+        await pilot.pause()
+        assert pane.has_class("-tall") and pane.size.height > 7
+        await pilot.press("i")
+        await pilot.pause()
+        assert not pane.display
+        await pilot.press("i")
+        await pilot.pause()
+        assert pane.display and not pane.has_class("-tall")

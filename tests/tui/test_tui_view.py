@@ -575,3 +575,30 @@ async def test_the_compare_screen_shows_each_kernels_short_name_first_at_80_colu
             if kernel.name.startswith("_Z"):  # a C++ name: its short form, whole
                 assert table.get_row_at(row)[0].plain.replace("\n", "") == short  # whole, cut onto the row's lines
                 assert table.ordered_rows[row].height * name_width >= len(short)
+
+
+async def test_the_flame_view_keeps_its_frame_through_a_filter_and_shows_root_when_nothing_matches():
+    """A filter renumbers the nodes: the flame view's selected frame is found again by its path, and a filter that
+    leaves nothing (ROOT alone) shows ROOT instead of a frame that no longer exists."""
+    import re
+
+    from proton_tui.tui.widgets.flame_view import FlameView
+
+    app = ProtonApp(load_profile(capture_path("gpt2_shadow")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("g", "down", "down")
+        flame = app.screen.query_one(FlameView)
+        before = flame.display_spec.profile
+        path = [before.names[node] for node in [*reversed(before.ancestors(flame.selected.node)),
+                                                 flame.selected.node]]
+        assert flame.selected.node not in (None, 0)
+        other = next(before.names[kid] for kid in before.children[1] if before.names[kid] not in path)
+        app.screen.show_filtered(app.screen.view_filter.replace(exclude=re.compile(f"^{re.escape(other)}$")))
+        await pilot.pause()
+        after = flame.display_spec.profile
+        assert after is not before
+        assert [after.names[node] for node in [*reversed(after.ancestors(flame.selected.node)),
+                                               flame.selected.node]] == path
+        app.screen.show_filtered(app.screen.view_filter.replace(include=re.compile("no frame has this name")))
+        await pilot.pause()
+        assert flame.display_spec.profile.node_count == 1 and flame.selected.node == 0

@@ -321,15 +321,7 @@ class ProfileScreen(FilterAndSearch, Screen):
     def action_toggle_details(self) -> None:
         """The details pane taller (two thirds of the screen at most), then hidden (the views take its rows), then as
         it was."""
-        pane = self.query_one(DetailsPane)
-        if not pane.display:
-            pane.display = True
-        elif pane.has_class("-tall"):
-            pane.remove_class("-tall")
-            pane.display = False
-        else:
-            pane.add_class("-tall")
-        pane.call_after_refresh(pane.redraw)
+        self.query_one(DetailsPane).toggle_size()
 
     def action_escape(self) -> None:
         """Close an open bar; with none open, back to where the viewer was opened from."""

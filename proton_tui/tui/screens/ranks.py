@@ -70,10 +70,11 @@ class RankSetScreen(Screen):
         Binding("s", "sort", "Sort"),
         Binding("t", "toggle_timeline", "Timeline/tables"),
         Binding("x", "export", "Merged trace"),
+        Binding("i", "toggle_details", "Details size"),
         Binding("escape", "escape", "Kernels", show=False),
         Binding("f1,question_mark", "app.help", "Help"),
     ]
-    KEY_BAR_ORDER = ("quit", "toggle_timeline", "launch(1)", "export", "open_rank", "compare", "sort")
+    KEY_BAR_ORDER = ("quit", "toggle_timeline", "launch(1)", "export", "open_rank", "compare", "sort", "toggle_details")
     HELP_ABOUT = (
         ("ranks", "per rank: GPU time, its ratio to the set's median, SLOW where the median is under "
                   f"{format_percent(MIN_FRACTION * 100)} of its time (as check flags a GPU), kernels, launches, host "
@@ -100,6 +101,7 @@ class RankSetScreen(Screen):
         self.comparing: Opening | None = None
         self.compare_next: list[RankCapture] = []
         self.compare_read: list[Profile] = []
+        self.handing_over = False  # a rank's viewer asked for and not yet shown: the set takes no key meanwhile
 
     def compose(self) -> ComposeResult:
         yield Summary(self.opening.label, id="summary")
@@ -274,6 +276,7 @@ class RankSetScreen(Screen):
             across.show(self.rank_set, kernel)
             across.border_title = printable(cut_field(self.names.shown(kernel.name)))
             self.query_one("#kernel-views", ContentSwitcher).current = "across"
+            self.refresh_bindings()
             across.focus()
         elif isinstance(table, (RankTable, KernelAcrossTable)):
             self.action_open_rank()
@@ -293,6 +296,7 @@ class RankSetScreen(Screen):
         switcher = self.query_one("#kernel-views", ContentSwitcher)
         if switcher.current == "across":
             switcher.current = "kernels"
+            self.refresh_bindings()
             self.query_one(KernelRankTable).focus()
 
     def action_sort(self) -> None:
@@ -313,7 +317,15 @@ class RankSetScreen(Screen):
             except CaptureError as error:
                 self.notify(printable(cut_field(str(error))), severity="error", markup=False)
                 return
+            self.handing_over = True  # `o q` typed at once closes the rank's viewer, never the app
+            self.refresh_bindings()
             self.post_message(ViewCapture(None, opening=opening))
+
+    def on_screen_suspend(self) -> None:
+        """The rank's viewer is shown: the keys are its own now, and the set's again once it is closed."""
+        if self.handing_over:
+            self.handing_over = False
+            self.refresh_bindings()
 
     def action_compare(self) -> None:
         """Rank A (marked, else the rank nearest the median) against the selected rank, in compare: both captures
@@ -412,14 +424,19 @@ class RankSetScreen(Screen):
                                         empty="Enter the path of a file to write"), written)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if self.handing_over and not action.startswith("app."):
+            return None
         if action in ("quit", "escape") or action.startswith("app."):
             return True
         if self.rank_set is None:
             return None
         if action in ("toggle_timeline", "export"):
             return self.timeline is not None
-        if action in ("sort", "mark"):  # the tables' keys
-            return self.query_one("#rank-views", ContentSwitcher).current == "rank-tables"
+        tables = self.query_one("#rank-views", ContentSwitcher).current == "rank-tables"
+        if action == "sort":  # the kernel table's order: where that table is shown
+            return tables and self.query_one("#kernel-views", ContentSwitcher).current == "kernels"
+        if action == "mark":
+            return tables
         return True
 
     @property
@@ -429,6 +446,10 @@ class RankSetScreen(Screen):
     @detail_rows.setter
     def detail_rows(self, rows: list[tuple[str, str]]) -> None:
         self.query_one(DetailsPane).show(rows)
+
+    def action_toggle_details(self) -> None:
+        """The details pane taller (two thirds of the screen at most), then hidden, then as it was."""
+        self.query_one(DetailsPane).toggle_size()
 
     def action_quit(self) -> None:
         self.app.exit()

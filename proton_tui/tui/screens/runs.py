@@ -63,10 +63,14 @@ class RunsScreen(Screen):
         yield KeyBar()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None:  # an empty list: no row to highlight
+            return
         path = self.rows[int(event.row_key.value)][-1]
         self.query_one("#runs-folder", Static).update(Text(printable(f"folder: {path}")))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key is None or event.row_key.value is None:
+            return
         _, run, entry = self.entries[int(event.row_key.value)]
         if run is None and entry is not None:
             if (report := entry.check_report()) is not None:

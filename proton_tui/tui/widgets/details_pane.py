@@ -32,6 +32,18 @@ class DetailsPane(Static):
         room, lines = self.content_region.height, text.count("\n") + 1
         self.border_subtitle = f"{counted(lines - room, 'more line')}: {self.more_key}" if 0 < room < lines else ""
 
+    def toggle_size(self) -> None:
+        """Taller (as high as its lines, within the screen's CSS limit), then hidden (the views take its rows), then
+        as it was."""
+        if not self.display:
+            self.display = True
+        elif self.has_class("-tall"):
+            self.remove_class("-tall")
+            self.display = False
+        else:
+            self.add_class("-tall")
+        self.call_after_refresh(self.redraw)
+
     def on_resize(self) -> None:
         if self.rows:
             self.call_after_refresh(self.redraw)  # wrapped again to the new width

@@ -14,6 +14,7 @@ from proton_tui.hatchet import Profile
 from proton_tui.tui.messages import TimelineLeft, WarpsRead
 from proton_tui.tui.widgets.flame_view import FlameView
 from proton_tui.tui.widgets.profile_table import ProfileTable
+from proton_tui.tui.widgets.table_rows import find_node, node_key
 from proton_tui.view.names import Names
 
 if TYPE_CHECKING:
@@ -85,11 +86,15 @@ class ProfileViews(ContentSwitcher):
             table.select_node(frame.node if frame.node is not None else frame.merged[0])
 
     def refresh_flame(self) -> None:
-        """The table's display changed (filter, sort, names): the flame view follows, on the same node."""
+        """The table's display changed (filter, sort, names): the flame view follows, on the same frame where the
+        filter kept it (a filter renumbers the nodes), else on ROOT."""
         if self.current == "flame":
-            flame = self.query_one(FlameView)
-            node = flame.selected.node if flame.selected is not None else 0
-            flame.show(self.table.display_spec, 0 if node is None else node)
+            flame, display = self.query_one(FlameView), self.table.display_spec
+            node = flame.selected.node if flame.selected is not None else None
+            before = flame.display_spec.profile if flame.display_spec is not None else None
+            if node is not None and before is not None and before is not display.profile:
+                node = find_node(display.profile, node_key(before, node))
+            flame.show(display, 0 if node is None else node)
 
     # ---- the timeline -------------------------------------------------------------------------------------------
     def timeline_for(self, warps: WarpTrace | None) -> TimelineView:
