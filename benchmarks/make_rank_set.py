@@ -33,6 +33,8 @@ def main() -> None:
     parser.add_argument("--slow", type=float, default=1.5)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if not 0 <= args.straggler < args.ranks:
+        parser.error(f"--straggler {args.straggler}: no such rank among {args.ranks} (0 to {args.ranks - 1})")
     document = orjson.loads(args.capture.read_bytes())
     tree = document[0]
     nodes = list(kernels(tree))

@@ -185,7 +185,9 @@ def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
             data = Path(path).read_bytes()
             unchanged(rank, file_stamp(path))
             document = msgspec.json.decode(data)
-        except (OSError, msgspec.DecodeError) as error:
+        except OSError as error:
+            raise RankSetError(f"{printable(str(path))}: cannot be read again: {error.strerror or error}") from None
+        except msgspec.DecodeError as error:
             raise RankSetError(f"{printable(str(path))}: cannot be read again: {error}") from None
         traces.append(RankTrace(rank.rank, rank.heading, document))
     return merge_traces(traces)

@@ -251,3 +251,16 @@ def test_a_trace_changed_after_the_set_was_read_is_not_merged(tmp_path):
     changed.write_bytes(changed.read_bytes() + b"\n")
     with pytest.raises(RankSetError, match=r"job\.rank1\.chrome_trace: changed after the rank set was read"):
         merged_rank_trace(rank_set)
+
+
+def test_a_trace_gone_after_the_set_was_read_is_named_once_in_words(tmp_path):
+    from proton_tui.output.ranks import merged_rank_trace
+
+    folder, _ = trace_ranks(tmp_path, "vecadd_trace.chrome_trace", (0, 0))
+    rank_set = open_rank_set([folder])
+    (folder / "job.rank1.chrome_trace").unlink()
+    with pytest.raises(RankSetError) as refused:
+        merged_rank_trace(rank_set)
+    said = str(refused.value)
+    assert said.endswith("job.rank1.chrome_trace: cannot be read again: No such file or directory")
+    assert said.count("job.rank1.chrome_trace") == 1 and "Errno" not in said

@@ -510,3 +510,16 @@ async def test_i_gives_the_details_the_room_their_border_asks_for(tmp_path):
         await pilot.press("i")
         await pilot.pause()
         assert pane.display and not pane.has_class("-tall")
+
+
+async def test_the_details_follow_the_table_tab_goes_to():
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        assert "on ranks" in dict(screen.detail_rows)
+        await pilot.press("tab")  # the ranks
+        await pilot.pause()
+        assert dict(screen.detail_rows)["rank"].startswith("rank 0 ")
+        await pilot.press("tab")  # the kernels again
+        await pilot.pause()
+        assert dict(screen.detail_rows)["on ranks"] == "2 of 2 (Enter: each rank)"

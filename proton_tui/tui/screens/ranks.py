@@ -48,7 +48,7 @@ from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
 from proton_tui.tui.widgets.row_table import RowTable
 from proton_tui.tui.widgets.summary import Summary
-from proton_tui.view.formatting import counted, format_percent, format_ratio, format_value
+from proton_tui.view.formatting import counted, format_count, format_percent, format_ratio, format_value
 from proton_tui.view.names import Names
 
 if TYPE_CHECKING:
@@ -251,10 +251,19 @@ class RankSetScreen(Screen):
         elif isinstance(table, KernelAcrossTable):
             self.detail_rows = self.rank_rows(self.rank_set.ranks[event.cursor_row])
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Tab to a table: the details are its selected row's."""
+        table = event.widget
+        if isinstance(table, RankTable) and (rank := table.selected) is not None:
+            self.detail_rows = self.rank_rows(rank)
+        elif isinstance(table, KernelRankTable) and (kernel := table.selected) is not None:
+            self.detail_rows = self.kernel_rows(kernel)
+
     def kernel_rows(self, kernel) -> list[tuple[str, str]]:
         """A kernel across the ranks: on how many, its spread and the slowest rank, then its name's forms."""
         unit = self.rank_set.unit
-        return [("on ranks", f"{len(kernel.present)} of {len(kernel.values)} (Enter: each rank)"),
+        return [("on ranks", f"{format_count(len(kernel.present))} of {format_count(len(kernel.values))} "
+                             "(Enter: each rank)"),
                 ("spread", f"{format_value(kernel.minimum, unit)} – {format_value(kernel.maximum, unit)}, median "
                            f"{format_value(kernel.median, unit)}; slowest "
                            f"{self.rank_set.ranks[kernel.slowest].label}"),
@@ -334,14 +343,16 @@ class RankSetScreen(Screen):
         table, b = self.query_one(RankTable), self.selected_rank()
         a = self.rank_set.ranks[table.marked] if table.marked is not None else typical_rank(self.rank_set)
         if b is None or a is b:
-            self.notify(f"{a.label} is A: move to another rank to compare it with", timeout=4, markup=False)
+            why = "" if table.marked is not None else " (the rank nearest the median; space marks another)"
+            self.notify(f"{a.label} is A{why}: move to another rank to compare it with", timeout=4, markup=False)
             return
         if self.comparing is not None:
             self.comparing.cancel()
         self.end_compare()
         self.compare_next = [a, b]
-        self.notify(f"Reading {a.label} and {b.label} to compare them…", timeout=2, markup=False)
         self.read_next_rank()
+        if self.comparing is not None:  # else why not is said
+            self.notify(f"Reading {a.label} and {b.label} to compare them…", timeout=2, markup=False)
 
     def read_next_rank(self) -> None:
         rank = self.compare_next.pop(0)
