@@ -523,3 +523,25 @@ async def test_the_details_follow_the_table_tab_goes_to():
         await pilot.press("tab")  # the kernels again
         await pilot.pause()
         assert dict(screen.detail_rows)["on ranks"] == "2 of 2 (Enter: each rank)"
+
+
+async def test_a_ranks_lanes_on_the_merged_timeline_are_drawn_as_on_its_own(tmp_path):
+    """The same window, the same width: rank 0's lanes on the merged timeline have the bars its trace has alone."""
+    from proton_tui.view.timeline import RowEvents, TimelineLayout
+
+    folder, _ = trace_ranks(tmp_path, (0, 0))
+    app = rank_set_app(folder)
+    async with app.run_test(size=(200, 50)) as pilot:
+        screen = await opened(app, pilot)
+        merged = screen.query_one(RanksTimeline)
+        alone = open_capture(folder / "job.rank0.chrome_trace").trace
+        layout = merged.layout_
+        for number, row in enumerate(merged.model.rows):
+            if row.lane is None or merged.model.rank_of_lane[row.lane] != 0:
+                continue
+            lane = next(i for i, own in enumerate(alone.lanes) if own.name == merged.trace.lanes[row.lane].name)
+            offset = merged.trace.start - alone.start  # the merged clock against the trace's own
+            own = TimelineLayout(alone, layout.start - offset, layout.end - offset, layout.width,
+                                 [RowEvents.of_lane(alone, lane)])
+            assert [(bar.x, bar.width, len(bar.events)) for bar in layout.rows[number]] == \
+                [(bar.x, bar.width, len(bar.events)) for bar in own.rows[0]], row.label

@@ -44,6 +44,8 @@ class TimelineView(ScrollView, can_focus=True):
         Binding("enter", "focus_event", "Zoom to it"),
     ]
 
+    SNAP = False  # bars between the nearest cell boundaries (`TimelineLayout`): a warp's back-to-back scopes
+
     COMPONENT_CLASSES = {"timeline-view--kernel", "timeline-view--scope", "timeline-view--other",
                          "timeline-view--selected", "timeline-view--ruler", "timeline-view--lane",
                          "timeline-view--warp"}
@@ -108,7 +110,7 @@ class TimelineView(ScrollView, can_focus=True):
         if self.trace is None:
             return
         rows = self._sources()
-        self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=rows is not None)
+        self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=self.SNAP)
         self.virtual_size = Size(self.bars_width + NAME_WIDTH + 1, len(self.layout_.rows) + 1)
         self.border_title = self._title()
         self.refresh()

@@ -22,6 +22,8 @@ from proton_tui.view.warps import Launch, WarpTrace
 class WarpTimeline(TimelineView):
     """An instrumentation trace's launch shown, its warps' scopes over a window of it, one scope selected."""
 
+    SNAP = True  # a warp's scopes follow one another: each gets a bar of its own
+
     BINDINGS = [
         Binding("n", "next_straggler", "Straggler"),
         Binding("escape", "leave", "Table", show=False),
