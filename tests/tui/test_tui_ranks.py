@@ -545,3 +545,17 @@ async def test_a_ranks_lanes_on_the_merged_timeline_are_drawn_as_on_its_own(tmp_
                                  [RowEvents.of_lane(alone, lane)])
             assert [(bar.x, bar.width, len(bar.events)) for bar in layout.rows[number]] == \
                 [(bar.x, bar.width, len(bar.events)) for bar in own.rows[0]], row.label
+
+
+async def test_new_capture_from_the_palette_over_a_rank_set_goes_back_to_it_with_escape():
+    from proton_tui.tui.screens.form import FormScreen
+
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(app, pilot)
+        app.action_new_capture()
+        await wait_for(lambda: isinstance(app.screen, FormScreen), what="the form")
+        await pilot.pause()
+        assert "Back" in screen_lines(app)[-1]
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is screen, what="the rank set again")

@@ -100,7 +100,22 @@ class FormScreen(Screen):
         Binding("f5", "app.box_check", "Box check"),
         Binding("f6", "app.doctor", "Doctor"),
         Binding("q", "app.quit", "Quit", show=False),  # in a text field, a letter typed
+        Binding("escape", "back", "Back"),  # opened over a viewer (the palette's New capture): back to it
     ]
+
+    @property
+    def over_another(self) -> bool:
+        """Opened over another screen (a viewer's palette), which Escape goes back to; else the app's first."""
+        return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
+
+    def action_back(self) -> None:
+        if self.over_another:
+            self.dismiss()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "back":
+            return self.over_another
+        return True
 
     HELP_ABOUT = (
         *((PARAMS[field].label, PARAMS[field].form_about) for field in CONTROLS),
