@@ -267,14 +267,29 @@ def test_a_capture_written_a_while_ago_is_compared_again_without_any_sleep(monke
 
 def test_overlapping_reads_put_the_collector_back_as_it_was_when_the_last_one_ends(tmp_path):
     """Two captures read at once (a rank set's compare, a capture opened while another is read): the cyclic GC is
-    off while either is read, and on again after both, whichever ends first."""
+    off while either is read, and back as it was after both, whichever ends first."""
     import gc
     import threading
 
     from proton_tui.hatchet import pending_capture
-    from proton_tui.hatchet.loader import GC_PAUSED
+    from proton_tui.hatchet.loader import GC_PAUSED, WhileReading
 
-    assert gc.isenabled()
+    setting, changes = ["as it was"], []
+
+    def change() -> str:
+        before, setting[0] = setting[0], "changed"
+        changes.append("changed")
+        return before
+
+    overlapping = WhileReading(change, lambda before: setting.__setitem__(0, before))
+    overlapping.hold()
+    overlapping.hold()
+    overlapping.release()
+    assert setting == ["changed"]  # the other read goes on
+    overlapping.release()
+    assert setting == ["as it was"] and changes == ["changed"]
+
+    before = gc.isenabled()  # (a read an earlier test abandoned in this process may hold it off)
     first, second = pending_capture(capture_path("gpt2_shadow")), pending_capture(capture_path("vecadd_hook"))
     GC_PAUSED.hold()  # a read under way on another thread
     try:
@@ -285,8 +300,8 @@ def test_overlapping_reads_put_the_collector_back_as_it_was_when_the_last_one_en
         assert finished.is_set() and not gc.isenabled()  # the other read still goes on
     finally:
         GC_PAUSED.release()
-    assert gc.isenabled()
+    assert gc.isenabled() == before
     second.finish()
-    assert gc.isenabled()
+    assert gc.isenabled() == before
     first.close()
     second.close()
