@@ -277,7 +277,9 @@ def open_rank_set(paths: list[Path], opener: Callable[[Path], Profile] = open_ca
         numbers, source = list(range(len(files))), FROM_ORDER
     if len(set(numbers)) != len(numbers):
         repeated = sorted({number for number in numbers if numbers.count(number) > 1})
-        raise RankSetError(f"rank {repeated[0]} has more than one capture ({source}): give one capture per rank")
+        named = ", ".join(printable(path.name) for path, number in zip(files, numbers) if number == repeated[0])
+        raise RankSetError(f"rank {repeated[0]} has more than one capture ({source}): {named}: give one capture "
+                           "per rank")
     kernels: dict[str, dict[int, float]] = {}
     names: set[str] = set()
     ranks = [RankCapture(number, source, summarize(path, opener, kernels, at, names), record)

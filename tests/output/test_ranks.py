@@ -66,7 +66,8 @@ def test_view_of_the_folder_as_text_and_json(tmp_path):
 def test_a_rank_twice_or_an_empty_folder_is_refused(tmp_path):
     folder = ranks_folder(tmp_path, "vecadd_hook.hatchet")
     shutil.copy(FIXTURES / "vecadd_fail.hatchet", folder / "other.rank0.hatchet")
-    with pytest.raises(RankSetError, match="rank 0 has more than one capture"):
+    with pytest.raises(RankSetError, match=r"rank 0 has more than one capture \(file name\): job\.rank0\.hatchet, "
+                                           r"other\.rank0\.hatchet: give one capture per rank"):
         open_rank_set([folder])
     empty = tmp_path / "empty"
     empty.mkdir()

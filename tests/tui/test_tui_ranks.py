@@ -559,3 +559,23 @@ async def test_new_capture_from_the_palette_over_a_rank_set_goes_back_to_it_with
         assert "Back" in screen_lines(app)[-1]
         await pilot.press("escape")
         await wait_for(lambda: app.screen is screen, what="the rank set again")
+
+
+async def test_the_merged_trace_goes_where_a_path_from_home_says(tmp_path, monkeypatch):
+    """`~/…` typed in the dialog is the home folder's, as a shell reads it."""
+    from textual.widgets import Input
+
+    folder, _ = trace_ranks(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    app = rank_set_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("x")
+        await wait_for(lambda: app.screen.query("#path"), what="the dialog")
+        app.screen.query_one("#path", Input).value = "~/merged.json"
+        await pilot.press("enter")
+        await wait_for(lambda: (home / "merged.json").exists(), what="the merged trace in the home folder")
+        assert not (tmp_path / "~").exists()

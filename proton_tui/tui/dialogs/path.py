@@ -112,15 +112,17 @@ class PathDialog(ModalScreen):
 
     @on(Input.Submitted, "#path")
     def submitted(self, event: Input.Submitted) -> None:
-        if not event.value.strip():
+        typed = event.value.strip()
+        if not typed:
             self.say(self.empty)
             return
+        typed = os.path.expanduser(typed) if typed.startswith("~") else typed  # as a shell reads it
         try:
-            result = self.act(event.value.strip())
+            result = self.act(typed)
         except (OSError, ValueError, CaptureError, DiffError) as error:
             self.say(str(error))
             return
-        self.dismiss(result if result is not None else event.value.strip())
+        self.dismiss(result if result is not None else typed)
 
 
 class ExportDialog(PathDialog):
