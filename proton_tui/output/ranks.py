@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from proton_tui import JSON_SCHEMA
 from proton_tui.console import path_text, printable
@@ -40,6 +41,7 @@ class RankSetError(ValueError):
     """Captures that cannot be a rank set: one line naming what is wrong."""
 
 
+Read = TypeVar("Read")
 Stamp = tuple[int, int, int, int]  # a file's device, inode, size and modification time (ns)
 
 
@@ -179,16 +181,11 @@ def merged_rank_trace(rank_set: RankSet) -> tuple[dict, str]:
         raise RankSetError("a merged trace needs a Chrome trace per rank (run with --data trace); these are trees")
     traces = []
     for rank in rank_set.ranks:
-        path = rank.capture.path
+        data = read_again(rank, Path.read_bytes)
         try:
-            unchanged(rank, file_stamp(path))
-            data = Path(path).read_bytes()
-            unchanged(rank, file_stamp(path))
             document = msgspec.json.decode(data)
-        except OSError as error:
-            raise RankSetError(f"{printable(str(path))}: cannot be read again: {error.strerror or error}") from None
         except msgspec.DecodeError as error:
-            raise RankSetError(f"{printable(str(path))}: cannot be read again: {error}") from None
+            raise RankSetError(f"{printable(str(rank.capture.path))}: cannot be read again: {error}") from None
         traces.append(RankTrace(rank.rank, rank.heading, document))
     return merge_traces(traces)
 
@@ -200,16 +197,22 @@ def unchanged(rank: RankCapture, stamp: Stamp) -> None:
                            "again")
 
 
-def open_rank(rank: RankCapture, opener: Callable[[Path], Profile] = open_capture) -> Profile:
-    """The rank's own capture, read again: the same file the set read (else RankSetError). Raises CaptureError."""
+def read_again(rank: RankCapture, read: Callable[[Path], Read]) -> Read:
+    """`read` of the rank's file, which must still be the file the set read, before and after (else
+    RankSetError)."""
     path = rank.capture.path
     try:
         unchanged(rank, file_stamp(path))
-        profile = opener(path)
+        found = read(path)
         unchanged(rank, file_stamp(path))
     except OSError as error:
         raise RankSetError(f"{printable(str(path))}: cannot be read again: {error.strerror or error}") from None
-    return profile
+    return found
+
+
+def open_rank(rank: RankCapture, opener: Callable[[Path], Profile] = open_capture) -> Profile:
+    """The rank's own capture, read again: the same file the set read (else RankSetError). Raises CaptureError."""
+    return read_again(rank, opener)
 
 
 def rank_of_name(path: Path) -> int | None:

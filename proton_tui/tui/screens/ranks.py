@@ -236,28 +236,25 @@ class RankSetScreen(Screen):
         self.refresh_bindings()
         kernels = self.query_one(KernelRankTable)
         kernels.focus()
-        if kernels.selected is not None:  # the details follow the table again
-            self.detail_rows = self.kernel_rows(kernels.selected)
+        self.follow(kernels)  # the details follow the table again
 
     @on(RowTable.RowHighlighted)
     def row_highlighted(self, event: RowTable.RowHighlighted) -> None:
-        if self.rank_set is None or self.query_one("#rank-views", ContentSwitcher).current != "rank-tables":
-            return  # the timeline has the details
-        table = event.table
-        if isinstance(table, RankTable) and (rank := table.selected) is not None:
-            self.detail_rows = self.rank_rows(rank)
-        elif isinstance(table, KernelRankTable) and (kernel := table.selected) is not None:
-            self.detail_rows = self.kernel_rows(kernel)
-        elif isinstance(table, KernelAcrossTable):
-            self.detail_rows = self.rank_rows(self.rank_set.ranks[event.cursor_row])
+        if self.rank_set is not None and self.query_one("#rank-views", ContentSwitcher).current == "rank-tables":
+            self.follow(event.table)  # (on the timeline, the timeline has the details)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Tab to a table: the details are its selected row's."""
-        table = event.widget
+        self.follow(event.widget)
+
+    def follow(self, table) -> None:
+        """The details of `table`'s selected row: a rank, a kernel, or a rank of the kernel shown on every rank."""
         if isinstance(table, RankTable) and (rank := table.selected) is not None:
             self.detail_rows = self.rank_rows(rank)
         elif isinstance(table, KernelRankTable) and (kernel := table.selected) is not None:
             self.detail_rows = self.kernel_rows(kernel)
+        elif isinstance(table, KernelAcrossTable) and table.kernel is not None:
+            self.detail_rows = self.rank_rows(self.rank_set.ranks[table.cursor_row])
 
     def kernel_rows(self, kernel) -> list[tuple[str, str]]:
         """A kernel across the ranks: on how many, its spread and the slowest rank, then its name's forms."""
