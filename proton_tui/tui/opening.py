@@ -66,7 +66,7 @@ class Opening:
                 if owned:
                     pending.close()
 
-        return cls(pending.path, f"Reading {pending.path} ({size_text(pending.size)})…", finish,
+        return cls(pending.path, f"Reading {printable(str(pending.path))} ({size_text(pending.size)})…", finish,
                    view_filter or ViewFilter(), pending.cancel, lambda: pending.bytes_read / pending.size,
                    size=pending.size, fatal=fatal)
 

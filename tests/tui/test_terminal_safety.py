@@ -79,3 +79,22 @@ async def test_a_rank_set_draws_names_and_hosts_escaped(write_capture):
         assert not [byte for byte in CONTROL_BYTES if byte in text]
         for name in (*hosts, HOSTILE_NAMES[2]):
             assert printable(name) in text
+
+
+async def test_a_capture_being_read_is_named_escaped_while_it_is_read(tmp_path):
+    """The line that says which file is being read (the viewer's header, compare's notice) writes a path's control
+    bytes as escapes."""
+    import shutil
+
+    from proton_tui.hatchet import pending_capture
+    from proton_tui.tui.opening import Opening
+    from tests.helpers import capture_path
+
+    path = tmp_path / "run\x1b]2;T\x07.hatchet"
+    shutil.copy(capture_path("vecadd_hook"), path)
+    pending = pending_capture(path)
+    try:
+        label = Opening.of(pending).label
+    finally:
+        pending.close()
+    assert not [byte for byte in CONTROL_BYTES if byte in label] and "run\\x1b]2;T\\x07.hatchet" in label
