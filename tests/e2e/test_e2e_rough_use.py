@@ -22,6 +22,7 @@ from tests.helpers import REPO, kernel, scope
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 
 MODAL_KEYS = {"f1", "question_mark"}  # they open the keys dialog, which Escape closes
+HELP_TITLE = "proton-tui keys"
 HUGE = 50_000_000  # characters of the kernel name below
 
 
@@ -45,14 +46,16 @@ def test_every_key_while_a_million_node_capture_is_read(tmp_path):
         for key in keys_that_keep_it_open():
             if sent := tmux_key(key):
                 term.keys(sent)
-                if key in MODAL_KEYS:
-                    time.sleep(POLL_S)
+                if key in MODAL_KEYS:  # an Escape sent before the dialog is up, or merged with the next key, is lost
+                    term.wait_for(lambda s: HELP_TITLE in s, 30, f"the keys dialog of {key}")
                     term.keys("Escape")
+                    term.wait_for(lambda s: HELP_TITLE not in s, 30, "the keys dialog closed by Escape")
                 time.sleep(POLL_S)
             assert term.pane("#{pane_dead}") != "1" and not rc_file.exists(), f"{key} ended the viewer:\n" \
                 f"{term.screen(history=True)}"
         screen = term.screen()
         assert "Traceback" not in screen and "Error" not in screen, screen
+        assert HELP_TITLE not in screen, screen
         still_reading = "Reading" in screen
         term.keys("q")
         deadline = time.monotonic() + 30
