@@ -13,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
-# The interpreter probe's disk cache goes to a private folder, not the user's home; subprocesses inherit it.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="proton-tui-tests-")
-atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+# The interpreter probe's disk cache goes to a private folder, not the user's home; subprocesses inherit it, as do
+# pytest-xdist's workers (started after this runs in the controller): an interpreter is probed once a run, not once a
+# worker. The process that made the folder removes it.
+if "PROTON_TUI_TESTS_CACHE" not in os.environ:
+    os.environ["PROTON_TUI_TESTS_CACHE"] = tempfile.mkdtemp(prefix="proton-tui-tests-")
+    atexit.register(shutil.rmtree, os.environ["PROTON_TUI_TESTS_CACHE"], ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = os.environ["PROTON_TUI_TESTS_CACHE"]
 
 
 @pytest.fixture(autouse=True)

@@ -102,7 +102,7 @@ def running(pid: int) -> bool:
     """Whether the process table has ``pid`` as a live process (a zombie has ended)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between the open and the read
         return False
     return stat[stat.rfind(")") + 2] != "Z"
 

@@ -30,11 +30,16 @@ def view_rank_set(paths: list[Path], plain: bool, kernels: bool, as_json: bool, 
         if (error := open_rank_viewer(paths)) is not None:
             fail(error)
         return
+    if export is not None:
+        from proton_tui.output.export import check_trace_path, write_export
+
+        try:
+            check_trace_path(export)
+        except ValueError as error:
+            fail(str(error))
     try:
         rank_set = open_rank_set(paths)
         if export is not None:
-            from proton_tui.output.export import write_export
-
             document, alignment = merged_rank_trace(rank_set)
             write_export(export, json_text(document))
             say(f"wrote the merged trace of {len(rank_set.ranks)} ranks to {export} (clocks aligned by "

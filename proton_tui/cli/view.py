@@ -64,7 +64,8 @@ def view(
         "1980000 on an H200), to show cycles as time too.", show_default=False)] = None,
     export: Annotated[
         Optional[Path],
-        typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file."),
+        typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file; for a "
+                     "rank set of traces, the merged trace to a new .json file."),
     ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV.

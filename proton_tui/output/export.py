@@ -18,6 +18,7 @@ from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells
 
 FORMATS = {".csv": "csv", ".json": "json", ".md": "md"}
+TRACE_SUFFIXES = (".json", ".chrome_trace")  # the names of a merged trace: a Chrome trace's JSON
 VIEWS = ("tree", "kernels")
 # What Markdown could read as markup or as a cell border; a backslash makes each literal. A run of underscores
 # between letters or digits cannot start emphasis, so mangled names keep theirs unescaped.
@@ -28,9 +29,22 @@ def format_for_path(path: str | Path) -> str:
     """The export format a file name asks for: "csv", "json" or "md". Raises ValueError for any other suffix."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        found = f"suffix {suffix!r}" if suffix else "no suffix"
-        raise ValueError(f"{path}: unknown export format ({found}): use .csv, .json or .md")
+        raise ValueError(f"{path_text(Path(path))}: unknown export format ({_suffix_found(suffix)}): use .csv, .json "
+                         "or .md")
     return FORMATS[suffix]
+
+
+def check_trace_path(path: str | Path) -> None:
+    """Refuse (ValueError, naming the path) a file name for a merged trace that does not say it holds a Chrome
+    trace's JSON: .json, or .chrome_trace as Proton names its own."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in TRACE_SUFFIXES:
+        raise ValueError(f"{path_text(Path(path))}: the merged trace is a Chrome trace in JSON "
+                         f"({_suffix_found(suffix)}): name it .json or .chrome_trace")
+
+
+def _suffix_found(suffix: str) -> str:
+    return f"suffix {suffix!r}" if suffix else "no suffix"
 
 
 def markdown_escape(text: str) -> str:

@@ -52,6 +52,7 @@ class Opening:
     fatal: bool = True
     settled: threading.Event = field(default_factory=threading.Event)  # set before the outcome is posted
     rank_set: bool = False  # what it finishes with is a RankSet (`of_rank_set`), not a Profile
+    kernel: str | None = None  # the kernel the viewer opens on, in its kernel summary (a rank's, from a rank set)
 
     @classmethod
     def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
@@ -99,9 +100,10 @@ class Opening:
                    fatal=fatal, rank_set=True)
 
     @classmethod
-    def of_rank(cls, rank) -> Opening:
+    def of_rank(cls, rank, kernel: str | None = None) -> Opening:
         """The opening of one rank's own capture in a rank set (`output.ranks.open_rank`): read again, and refused
-        if the file changed after the set was read. Raises CaptureError for a file that cannot be opened now."""
+        if the file changed after the set was read; with `kernel`, the viewer opens on it. Raises CaptureError for a
+        file that cannot be opened now."""
         from proton_tui.hatchet import pending_capture
         from proton_tui.output.ranks import RankSetError, open_rank
 
@@ -117,7 +119,7 @@ class Opening:
             finally:
                 pending.close()  # read() closes it too; not when open_rank refused before reading
 
-        opening.finish = finish
+        opening.finish, opening.kernel = finish, kernel
         opening.label = f"Reading {rank.label}'s capture ({size_text(pending.size)})…"
         return opening
 

@@ -115,6 +115,16 @@ def test_traces_without_a_clock_base_align_by_their_first_event(tmp_path):
     assert starts == [0.0, 0.0]
 
 
+@pytest.mark.parametrize("name", ["merged.csv", "merged"])
+def test_a_merged_trace_named_other_than_json_is_refused(tmp_path, name):
+    folder, _ = trace_ranks(tmp_path, "triton390_two_streams.chrome_trace", (0, 2_500_000))
+    done = subprocess.run([CLI, "view", str(folder), "--export", str(tmp_path / name)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"{name}: the merged trace is a Chrome trace in JSON" in done.stderr and ".chrome_trace" in done.stderr
+    assert not (tmp_path / name).exists()
+
+
 def test_a_merged_trace_of_trees_is_refused(tmp_path):
     folder = ranks_folder(tmp_path, "vecadd_hook.hatchet", "vecadd_fail.hatchet")
     done = subprocess.run([CLI, "view", str(folder), "--export", str(tmp_path / "m.json")], capture_output=True,

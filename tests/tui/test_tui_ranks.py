@@ -18,6 +18,7 @@ import time
 
 import orjson
 import pytest
+from textual.widgets import Input
 
 from proton_tui.hatchet import open_capture
 from proton_tui.output.ranks import open_rank_set, rank_files
@@ -27,6 +28,7 @@ from proton_tui.tui.screens.diff import DiffScreen
 from proton_tui.tui.screens.profile import ProfileScreen
 from proton_tui.tui.screens.ranks import RankSetScreen
 from proton_tui.tui.widgets.details_pane import DetailsPane
+from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.rank_tables import KernelAcrossTable, KernelRankTable, RankTable
 from proton_tui.tui.widgets.summary import Summary
 from proton_tui.tui.widgets.timeline import RanksTimeline
@@ -114,6 +116,27 @@ async def test_enter_shows_the_kernel_on_every_rank_as_share_bars(size):
         assert "rank 1  18.02 ms      1.89x      99.8%  ████████" in " ".join(screen_lines(app))
         await pilot.press("escape")
         assert screen.query_one(KernelRankTable).display and not across.display
+
+
+async def test_a_rank_opened_from_a_kernel_on_every_rank_opens_on_that_kernel():
+    rank_set = open_rank_set([H200_RANKS])
+    worst = rank_set.kernels()[0]
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("enter", "down", "o")  # the kernel on every rank; rank 1's own capture
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
+                       what="the viewer")
+        viewer = app.screen
+        assert viewer.profile.path == H200_RANKS / "ranks.rank1.hatchet"
+        table = viewer.query_one(ProfileTable)
+        assert table.show_kernels and table.model.kernel_at(table.cursor).name == worst.name
+        assert dict(viewer.query_one(DetailsPane).rows)["raw"] == worst.name  # the details follow the cursor
+        await pilot.press("q", "escape", "tab", "down", "o")  # from the rank table: the capture's tree, at its top
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
+                       what="the viewer again")
+        table = app.screen.query_one(ProfileTable)
+        assert not table.show_kernels and table.cursor == 0
 
 
 @SIZES
@@ -240,6 +263,13 @@ async def test_traces_open_on_one_timeline_grouped_by_rank_their_launches_steppe
         await pilot.press("N", "N")
         assert timeline.selected == first
         await pilot.press("x")
+        field = app.screen.query_one("#path", Input)
+        suggested = field.value
+        field.value = "ranks-merged.csv"
+        await pilot.press("enter")  # a name that is not a Chrome trace's: refused in the dialog, nothing written
+        assert "the merged trace is a Chrome trace in JSON" in str(app.screen.query_one("#path-error").render())
+        assert not list(tmp_path.glob("ranks-merged*"))
+        field.value = suggested
         await pilot.press("enter")  # the name suggested
         await wait_for(lambda: (tmp_path / "ranks-merged.json").exists(), what="the merged trace")
         merged = orjson.loads((tmp_path / "ranks-merged.json").read_bytes())
@@ -564,8 +594,6 @@ async def test_new_capture_from_the_palette_over_a_rank_set_goes_back_to_it_with
 
 async def test_the_merged_trace_goes_where_a_path_from_home_says(tmp_path, monkeypatch):
     """`~/…` typed in the dialog is the home folder's, as a shell reads it."""
-    from textual.widgets import Input
-
     folder, _ = trace_ranks(tmp_path)
     home = tmp_path / "home"
     home.mkdir()

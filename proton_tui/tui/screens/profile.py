@@ -203,7 +203,10 @@ class ProfileScreen(FilterAndSearch, Screen):
 
     def body_mounted(self) -> None:
         if not self.profile.is_root_only:
-            self.set_focus(self.query_one(ProfileTable), scroll_visible=False)
+            table = self.query_one(ProfileTable)
+            self.set_focus(table, scroll_visible=False)
+            if self.opening is not None and self.opening.kernel is not None:
+                table.select_kernel(self.opening.kernel)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
             if self.profile.trace is not None and self.profile.trace.events:  # a trace opens on its timeline
                 self.action_toggle_timeline()

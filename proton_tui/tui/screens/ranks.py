@@ -19,7 +19,7 @@ from proton_tui.hatchet import CaptureError, Profile
 from proton_tui.output.details import event_details, name_rows
 from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.output.document import json_text
-from proton_tui.output.export import fresh_path, write_export
+from proton_tui.output.export import check_trace_path, fresh_path, write_export
 from proton_tui.output.ranks import (
     KERNEL_SORTS,
     RankCapture,
@@ -316,10 +316,13 @@ class RankSetScreen(Screen):
 
     def action_open_rank(self) -> None:
         """The selected rank's own capture in the viewer (every view of a capture works there), read again on the
-        reading thread; refused if the file changed after the set was read."""
+        reading thread; refused if the file changed after the set was read. From a kernel on every rank, the viewer
+        opens on that kernel in its kernel summary."""
         if (rank := self.selected_rank()) is not None:
+            across = self.query_one(KernelAcrossTable)
+            kernel = across.kernel.name if self.focused is across and across.kernel is not None else None
             try:
-                opening = Opening.of_rank(rank)
+                opening = Opening.of_rank(rank, kernel)
             except CaptureError as error:
                 self.notify(printable(cut_field(str(error))), severity="error", markup=False)
                 return
@@ -427,9 +430,12 @@ class RankSetScreen(Screen):
                 self.notify(f"Wrote the merged trace of {counted(len(self.rank_set.ranks), 'rank')} to {where} "
                             f"(clocks aligned by {alignment})", timeout=6, markup=False)
 
+        def write(path: str) -> None:
+            check_trace_path(path)
+            write_export(path, json_text(document))
+
         self.app.push_screen(PathDialog("Write the ranks' merged trace (for Perfetto's UI) to a new .json file",
-                                        suggested, lambda path: write_export(path, json_text(document)),
-                                        empty="Enter the path of a file to write"), written)
+                                        suggested, write, empty="Enter the path of a file to write"), written)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if self.handing_over and not action.startswith("app."):

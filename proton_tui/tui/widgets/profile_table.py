@@ -121,6 +121,16 @@ class ProfileTable(ScrollView, can_focus=True):
         self._resize()
         self.cursor = row
 
+    def select_kernel(self, name: str) -> bool:
+        """Show the kernel summary with the cursor on the kernel called `name` (a raw name); False, the cursor on
+        the first row, when the summary has no such kernel."""
+        if not self.show_kernels:
+            self.model.toggle_summary()
+        row = next((row for row in range(len(self.model.rows)) if self.model.kernel_at(row).name == name), None)
+        self._resize()
+        self.cursor = row or 0
+        return row is not None
+
     # ---- search ---------------------------------------------------------------------------------------------------
     def search(self, pattern: re.Pattern) -> int:
         """Find nodes (or kernels) whose shown or raw name matches; jump to the first one after the cursor."""
