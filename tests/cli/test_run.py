@@ -271,7 +271,8 @@ CONTROL_BYTES = ("\x1b", "\x07", "\x9b")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [["run", "--no-profile", "--device", "cpu", *TINY], ["check", "--cpu"]])
+@pytest.mark.parametrize("command", [["run", "--no-profile", "--device", "cpu", *TINY],
+                                     ["check", "--cpu", *TINY, "--jobs", "1"]])
 def test_control_bytes_in_paths_are_printed_escaped(tmp_path, command):
     """An --output and a --python whose paths hold ESC and BEL reach the terminal escaped in every line (the run
     folder, the `$` command line), never raw: they would rename the terminal."""
