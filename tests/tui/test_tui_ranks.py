@@ -118,25 +118,31 @@ async def test_enter_shows_the_kernel_on_every_rank_as_share_bars(size):
         assert screen.query_one(KernelRankTable).display and not across.display
 
 
-async def test_a_rank_opened_from_a_kernel_on_every_rank_opens_on_that_kernel():
-    rank_set = open_rank_set([H200_RANKS])
-    worst = rank_set.kernels()[0]
-    app = rank_set_app(H200_RANKS)
+@pytest.mark.parametrize("kind", ["trees", "traces"])
+async def test_a_rank_opened_from_a_kernel_on_every_rank_opens_on_that_kernel(tmp_path, kind):
+    """On its row in the kernel summary, a trace's too (not on its timeline); from the rank table, as ever."""
+    folder = H200_RANKS if kind == "trees" else trace_ranks(tmp_path)[0]
+    worst = open_rank_set([folder]).kernels()[0]
+    app = rank_set_app(folder)
     async with app.run_test(size=(160, 48)) as pilot:
         await opened(app, pilot)
+        if kind == "traces":
+            await pilot.press("t")  # from the merged timeline to the tables
         await pilot.press("enter", "down", "o")  # the kernel on every rank; rank 1's own capture
         await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
                        what="the viewer")
         viewer = app.screen
-        assert viewer.profile.path == H200_RANKS / "ranks.rank1.hatchet"
+        assert viewer.profile.path == rank_files([folder])[1]
         table = viewer.query_one(ProfileTable)
-        assert table.show_kernels and table.model.kernel_at(table.cursor).name == worst.name
-        assert dict(viewer.query_one(DetailsPane).rows)["raw"] == worst.name  # the details follow the cursor
-        await pilot.press("q", "escape", "tab", "down", "o")  # from the rank table: the capture's tree, at its top
+        assert viewer.views.current == "table" and table.show_kernels
+        assert table.model.kernel_at(table.cursor).name == worst.name
+        assert worst.name in dict(viewer.query_one(DetailsPane).rows).values()  # the details follow the cursor
+        await pilot.press("q", "escape", "tab", "down", "o")  # from the rank table: as a capture opens alone
         await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
                        what="the viewer again")
         table = app.screen.query_one(ProfileTable)
         assert not table.show_kernels and table.cursor == 0
+        assert app.screen.views.current == ("table" if kind == "trees" else "timeline")
 
 
 @SIZES

@@ -205,11 +205,12 @@ class ProfileScreen(FilterAndSearch, Screen):
         if not self.profile.is_root_only:
             table = self.query_one(ProfileTable)
             self.set_focus(table, scroll_visible=False)
-            if self.opening is not None and self.opening.kernel is not None:
-                table.select_kernel(self.opening.kernel)
+            kernel = self.opening.kernel if self.opening is not None else None
+            if kernel is not None:  # opened on a kernel: on its row, a trace too
+                table.select_kernel(kernel)
             self.call_after_refresh(self.load_readable_names)  # after the first paint: it is not needed for it
-            if self.profile.trace is not None and self.profile.trace.events:  # a trace opens on its timeline
-                self.action_toggle_timeline()
+            if kernel is None and self.profile.trace is not None and self.profile.trace.events:
+                self.action_toggle_timeline()  # a trace opens on its timeline
 
     @property
     def reached_from_elsewhere(self) -> bool:
