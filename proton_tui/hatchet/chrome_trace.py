@@ -7,6 +7,7 @@ event."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from operator import attrgetter
 
 import msgspec
@@ -162,15 +163,17 @@ class EventColumns:
         self.flows: dict[str, list[tuple[np.ndarray, ...]]] = {"s": [], "f": []}
         self.lane_names: dict[tuple, str] = {}
         self.orders: dict[tuple, float] = {}
+        self.process_names: dict[object, str] = {}
         self.metric_events = 0
 
     def add(self, events: list[RawEvent], first: int) -> None:
         """One piece of the file's events (`first`: the number of its first)."""
         phases = set(map(PH, events))
         if "M" in phases:
-            names, orders = _lane_metadata(events)
+            names, orders, processes = _lane_metadata(events)
             self.lane_names.update(names)
             self.orders.update(orders)
+            self.process_names.update(processes)
         complete = events if phases == {"X"} else [event for event in events if event.ph == "X"]
         ts = np.array(list(map(TS, complete)), dtype=np.float64)  # null (a missing time) reads as NaN
         dur = np.array(list(map(DUR, complete)), dtype=np.float64)
@@ -205,7 +208,8 @@ class EventColumns:
                                               for at in range(6))
         self.parts = []
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
-        lanes = [_lane(key, self.lane_names, self.orders) for key in self.lane_keys.numbers]
+        lanes = _told_apart([_lane(key, self.lane_names, self.orders) for key in self.lane_keys.numbers],
+                            self.process_names)
         order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
@@ -230,17 +234,32 @@ class EventColumns:
         return Trace([lanes[i] for i in order], columns, flow_count, launches, base, self.metric_events)
 
 
-def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float]]:
-    """The lanes' names and sort indices, from the metadata (`M`) events, by (pid, tid)."""
+def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float], dict[object, str]]:
+    """The lanes' names and sort indices, from the metadata (`M`) events, by (pid, tid); the processes' names by
+    pid."""
     names: dict[tuple, str] = {}
     orders: dict[tuple, float] = {}
+    processes: dict[object, str] = {}
     for event in [event for event in events if event.ph == "M"]:
         key, args = (event.pid, event.tid), _args(event)
         if event.name == "thread_name" and isinstance(args.get("name"), str):
             names[key] = args["name"]
         elif event.name == "thread_sort_index" and _number(args.get("sort_index")):
             orders[key] = float(args["sort_index"])
-    return names, orders
+        elif event.name == "process_name" and isinstance(args.get("name"), str):
+            processes[event.pid] = args["name"]
+    return names, orders, processes
+
+
+def _told_apart(lanes: list[Lane], processes: dict[object, str]) -> list[Lane]:
+    """The lanes, each whose name a lane of another process has too named after its process first (the ranks of a
+    merged trace each have a `CPU Thread 0`): `rank 1 · CPU Thread 0`, or `pid 2 · CPU Thread 0` for a process
+    with no name."""
+    pids_of: dict[str, set] = {}
+    for lane in lanes:
+        pids_of.setdefault(lane.name, set()).add(lane.pid)
+    return [replace(lane, name=f"{processes.get(lane.pid, f'pid {lane.pid}')} · {lane.name}", own_name=lane.name)
+            if len(pids_of[lane.name]) > 1 else lane for lane in lanes]
 
 
 def _args(event: RawEvent) -> dict:

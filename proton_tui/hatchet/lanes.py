@@ -21,6 +21,7 @@ class Lane:
     name: str
     kind: str
     order: float
+    own_name: str | None = None  # the name without its process, where `name` says the process to tell lanes apart
 
 
 class LaneSummary:

@@ -119,6 +119,6 @@ def rank_timeline(rank_set: RankSet) -> RankTimeline:
     rows: list[TimelineRow] = []
     for at, rank in enumerate(rank_set.ranks):
         rows.append(TimelineRow(at, None, rank.heading))
-        rows += [TimelineRow(at, lane, trace.lanes[lane].name) for lane in range(len(trace.lanes))
-                 if rank_of_lane[lane] == at]
+        rows += [TimelineRow(at, lane, trace.lanes[lane].own_name or trace.lanes[lane].name)  # under its rank
+                 for lane in range(len(trace.lanes)) if rank_of_lane[lane] == at]
     return RankTimeline(rank_set, trace, alignment, rows, rank_of_lane)

@@ -102,6 +102,9 @@ def test_merged_traces_keep_every_event_with_flows_and_lanes_apart_and_clocks_al
     names = {event["pid"]: event["args"]["name"] for event in events if event.get("name") == "process_name"}
     assert names == {0: "rank 0", 1000: "rank 1"}
     assert merged["baseTimeNanoseconds"] == original["baseTimeNanoseconds"]
+    lanes = [lane.name for lane in open_capture(out).trace.lanes]  # opened alone, each rank's lanes told apart
+    assert len(set(lanes)) == len(lanes) == 2 * len(open_capture(folder / "job.rank0.chrome_trace").trace.lanes)
+    assert "rank 1 · CPU Thread 0" in lanes and "rank 0 · GPU Stream 7" in lanes
 
 
 def test_traces_without_a_clock_base_align_by_their_first_event(tmp_path):

@@ -576,7 +576,7 @@ async def test_a_ranks_lanes_on_the_merged_timeline_are_drawn_as_on_its_own(tmp_
         for number, row in enumerate(merged.model.rows):
             if row.lane is None or merged.model.rank_of_lane[row.lane] != 0:
                 continue
-            lane = next(i for i, own in enumerate(alone.lanes) if own.name == merged.trace.lanes[row.lane].name)
+            lane = next(i for i, own in enumerate(alone.lanes) if own.name == row.label)
             offset = merged.trace.start - alone.start  # the merged clock against the trace's own
             own = TimelineLayout(alone, layout.start - offset, layout.end - offset, layout.width,
                                  [RowEvents.of_lane(alone, lane)])
