@@ -30,6 +30,7 @@ from proton_tui.engine.probe import InterpreterInfo, ProbeError, probe_interpret
 from proton_tui.engine.rules import Finding, check_rules
 from proton_tui.engine.sizes import interpreter_seconds
 from proton_tui.engine.workload import WorkloadError
+from proton_tui.tui.screens import over_another_screen
 from proton_tui.tui.widgets.form_controls import CutInput, MarkedRadioButton, SwitchLabel
 from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.workload_panel import COMMAND, WorkloadPanel
@@ -103,18 +104,13 @@ class FormScreen(Screen):
         Binding("escape", "back", "Back"),  # opened over a viewer (the palette's New capture): back to it
     ]
 
-    @property
-    def over_another(self) -> bool:
-        """Opened over another screen (a viewer's palette), which Escape goes back to; else the app's first."""
-        return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
-
     def action_back(self) -> None:
-        if self.over_another:
+        if over_another_screen(self):  # a viewer's palette opened it: Escape goes back there
             self.dismiss()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "back":
-            return self.over_another
+            return over_another_screen(self)
         return True
 
     HELP_ABOUT = (

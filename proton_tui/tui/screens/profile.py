@@ -41,6 +41,7 @@ from proton_tui.tui.messages import (
     TimelineSelected,
 )
 from proton_tui.tui.opening import Opening
+from proton_tui.tui.screens import over_another_screen
 from proton_tui.tui.screens.profile_filter import FilterAndSearch
 from proton_tui.tui.widgets.details_pane import DetailsPane
 from proton_tui.tui.widgets.flame_view import FlameView
@@ -216,7 +217,7 @@ class ProfileScreen(FilterAndSearch, Screen):
     def reached_from_elsewhere(self) -> bool:
         """Opened from another screen (the form, a run, the runs list), which `back` returns to; else the app is
         this viewer alone (`proton-tui view FILE`)."""
-        return self in self.app.screen_stack and self.app.screen_stack.index(self) > 1
+        return over_another_screen(self)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
