@@ -7,6 +7,7 @@ event."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from operator import attrgetter
 
@@ -253,12 +254,18 @@ def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple
 
 def _told_apart(lanes: list[Lane], processes: dict[object, str]) -> list[Lane]:
     """The lanes, each whose name a lane of another process has too named after its process first (the ranks of a
-    merged trace each have a `CPU Thread 0`): `rank 1 · CPU Thread 0`, or `pid 2 · CPU Thread 0` for a process
-    with no name."""
+    merged trace each have a `CPU Thread 0`): `rank 1 · CPU Thread 0`; `python (pid 2) · …` where another process
+    has that name too, `pid 2 · …` where the process has none."""
     pids_of: dict[str, set] = {}
     for lane in lanes:
         pids_of.setdefault(lane.name, set()).add(lane.pid)
-    return [replace(lane, name=f"{processes.get(lane.pid, f'pid {lane.pid}')} · {lane.name}", own_name=lane.name)
+    named = Counter(processes.get(pid) for pid in {lane.pid for lane in lanes})
+
+    def process(pid) -> str:
+        name = processes.get(pid)
+        return f"pid {pid}" if name is None else name if named[name] == 1 else f"{name} (pid {pid})"
+
+    return [replace(lane, name=f"{process(lane.pid)} · {lane.name}", own_name=lane.name)
             if len(pids_of[lane.name]) > 1 else lane for lane in lanes]
 
 

@@ -98,6 +98,24 @@ def test_a_bad_trace_is_one_line_exit_2(tmp_path, content, words):
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and words in result.stderr
 
 
+def test_lanes_of_one_name_in_several_processes_are_named_after_their_process(tmp_path):
+    """Each lane a process of its own has the name of is named after its process (by its pid where two processes
+    share a name, or have none); a name no other process has stays as it is."""
+    def process(pid, name=None):
+        named = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}] if name else []
+        return named + [
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "CPU Thread 0"}},
+            {"ph": "X", "name": "step", "cat": "scope", "pid": pid, "tid": 0, "ts": 1.0, "dur": 2.0}]
+    solo = [{"ph": "M", "name": "thread_name", "pid": 5, "tid": 1, "args": {"name": "GPU Stream 7"}},
+            {"ph": "X", "name": "k", "cat": "kernel", "pid": 5, "tid": 1, "ts": 1.0, "dur": 1.0}]
+    path = tmp_path / "processes.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": process(1, "rank 0") + process(2, "python") + process(3, "python")
+                                + process(4) + solo}))
+    names = sorted(lane.name for lane in load_profile(path).trace.lanes)
+    assert names == ["GPU Stream 7", "pid 4 · CPU Thread 0", "python (pid 2) · CPU Thread 0",
+                     "python (pid 3) · CPU Thread 0", "rank 0 · CPU Thread 0"]
+
+
 def test_a_trace_of_nothing_reads_as_an_empty_capture(tmp_path):
     path = tmp_path / "empty.chrome_trace"
     path.write_bytes(b'{"displayTimeUnit": "us", "traceEvents": []}')
