@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from proton_tui.engine import watchdog
+from proton_tui.engine.watchdog import group_alive
 
 CHUNK_BYTES = 64 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a longer run without a newline is delivered as a line of its own
@@ -143,27 +144,3 @@ def signal_group(group: int, signum: int) -> None:
         pass  # the group is gone
 
 
-def group_alive(group: int) -> bool:
-    """Whether any process of the group is still running (zombies waiting to be reaped do not count)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        try:
-            os.killpg(group, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    for entry in entries:
-        if entry.isdigit() and (stat := _proc_stat(entry)) and stat[0] != "Z" and int(stat[2]) == group:
-            return True
-    return False
-
-
-def _proc_stat(pid: str) -> list[str] | None:
-    """Fields after the command name of /proc/<pid>/stat: state, ppid, pgrp, …"""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            data = stat.read()
-    except OSError:
-        return None
-    return data[data.rfind(b")") + 2:].decode().split()

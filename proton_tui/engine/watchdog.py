@@ -73,6 +73,32 @@ def _close() -> None:
                 pass
 
 
+def group_alive(group: int) -> bool:
+    """Whether any process of the group is still running (zombies waiting to be reaped do not count)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in entries:
+        if entry.isdigit() and (stat := _proc_stat(entry)) and stat[0] != "Z" and int(stat[2]) == group:
+            return True
+    return False
+
+
+def _proc_stat(pid: str) -> list[str] | None:
+    """Fields after the command name of /proc/<pid>/stat: state, ppid, pgrp, …"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2:].decode().split()
+
+
 def main() -> None:
     """The watchdog: read `+group` / `-group` lines until `exit`; at end of input without it, kill what is left."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -84,12 +110,15 @@ def main() -> None:
             return
         if word[:1] in "+-" and word[1:].isdigit():
             (groups.add if word[0] == "+" else groups.discard)(int(word[1:]))
-    for _ in range(KILL_ROUNDS):  # again until each group is empty: a process forked as it was killed is caught
+    for _ in range(KILL_ROUNDS):  # again until no process of a group runs: one forked as it was killed is caught
         for group in list(groups):
             try:
                 os.killpg(group, signal.SIGKILL)
             except OSError:
                 groups.discard(group)  # the group is gone
+                continue
+            if not group_alive(group):  # its processes are dead, zombies at most until their new parent reaps them
+                groups.discard(group)
         if not groups:
             return
         time.sleep(KILL_PAUSE_S)
