@@ -61,6 +61,21 @@ class RankOutcome:
         return f"{self.label}: " + "; ".join(parts) if parts else None
 
 
+def first_to_fail(ranks: list[RankOutcome], said: int | None) -> int | None:
+    """The rank that failed first. Each rank's hook stamps when it began to end (its uncaught exception, else a
+    signal, else its exit), so where every failed rank has that stamp and they ran on one host (one clock), the
+    earliest is first. Else the launcher's word (`said`), which only orders the exits it saw: ranks that end in the
+    same poll of torchrun's agent are ordered by rank."""
+    failed = [rank for rank in ranks if rank.record is None or rank.record.ended or rank.exception
+              or not rank.record.finalized]
+    stamped = [rank for rank in failed if rank.record is not None and rank.record.ending_ns is not None]
+    if not failed or len(stamped) < len(failed) or len({rank.record.host for rank in stamped}) != 1:
+        return said
+    earliest = min(rank.record.ending_ns for rank in stamped)
+    first = [rank.rank for rank in stamped if rank.record.ending_ns == earliest]
+    return first[0] if len(first) == 1 else said
+
+
 def decide_workload_verdict(classifier: OutputClassifier, process: ProcessResult, profiling: bool,
                             capture: CaptureStatus | None, ranks: list[RankOutcome] | None,
                             first: int | None = None) -> Verdict:

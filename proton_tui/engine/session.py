@@ -14,7 +14,7 @@ import msgspec
 from proton_tui import JSON_SCHEMA, __version__
 from proton_tui.engine.classify import CaptureStatus, Outcome, OutputClassifier, Verdict, decide_verdict
 from proton_tui.engine.command import Command, build_command
-from proton_tui.engine.judge import RankOutcome, decide_workload_verdict
+from proton_tui.engine.judge import RankOutcome, decide_workload_verdict, first_to_fail
 from proton_tui.engine.params import RunParams, capture_suffix
 from proton_tui.engine.payload import payload_path
 from proton_tui.engine.probe import InterpreterInfo, probe_interpreter
@@ -251,7 +251,7 @@ def _finish(plan: RunPlan, run_dir: Path, command: Command, stream: _Stream, pro
         if command.hook is not None and command.hook.ranks:
             ranks, outcomes, profile = _ranks(plan, run_dir, stream, record)
         verdict = decide_workload_verdict(classifier, process, plan.params.profile, capture, outcomes,
-                                          stream.launcher.first)
+                                          first_to_fail(outcomes or [], stream.launcher.first))
         record = msgspec.structs.replace(record, workload=plan.workload.kind, ranks=ranks or [])
     record = msgspec.structs.replace(
         record, verdict=verdict.outcome.value, message=verdict.message, hints=list(verdict.hints),

@@ -81,7 +81,7 @@ def identity(config, env):
         "host": socket.gethostname(), "pid": os.getpid(), "argv": argv, "stem": stem,
         "visible_devices": {var: env[var] for var in VISIBLE_VARS if var in env},
         "python": sys.executable, "python_version": "%d.%d.%d" % sys.version_info[:3],
-        "started_ns": time.time_ns(), "finished_ns": None, "finalized": False, "profiling": False,
+        "started_ns": time.time_ns(), "ending_ns": None, "finished_ns": None, "finalized": False, "profiling": False,
         "proton_error": None, "triton_version": None, "torch_version": None,
         "gpu_index": None, "gpu_name": None, "gpu_uuid": None, "gpu_pci_bus_id": None,
     }
@@ -143,6 +143,7 @@ class Hook:
         import atexit
 
         atexit.register(self.finish)
+        self.chain_excepthook()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             self.chain_signal(signum)
 
@@ -171,6 +172,22 @@ class Hook:
     def who(self):
         rank = self.me["rank"]
         return "pid %d" % self.me["pid"] if rank is None else "rank %d" % rank
+
+    def stamp_ending(self):
+        """The moment the process began to end, once: what tells which rank failed first."""
+        if self.me.get("ending_ns") is None:
+            self.me["ending_ns"] = time.time_ns()
+
+    def chain_excepthook(self):
+        """An uncaught exception stamps the end before it is printed (and before the exit closes the process's
+        connections, which is when its peers fail in turn)."""
+        before = sys.excepthook
+
+        def excepthook(kind, value, traceback):
+            self.stamp_ending()
+            before(kind, value, traceback)
+
+        sys.excepthook = excepthook
 
     def chain_signal(self, signum):
         """On `signum`, finalize first, then what the process did before (its own handler, or the default)."""
@@ -204,6 +221,7 @@ class Hook:
         if self.done:
             return
         self.done = True
+        self.stamp_ending()
         try:
             self.read_gpu()
             if self.proton is not None:

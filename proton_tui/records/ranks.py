@@ -28,6 +28,7 @@ class RankRecord(msgspec.Struct):
     python: str = ""
     python_version: str = ""
     started_ns: int | None = None  # wall clock (ns since the epoch) when the hook started
+    ending_ns: int | None = None  # when it began to end: an uncaught exception, a signal, else its exit
     finished_ns: int | None = None  # when it finalized
     finalized: bool = False  # the hook ran its end (exit, SIGTERM, SIGINT or SIGHUP)
     profiling: bool = False  # Proton started

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from proton_tui.engine.judge import RankOutcome, first_to_fail
 from proton_tui.engine.ranks import LauncherReport, ended_text
+from proton_tui.records import RankRecord
 
 TORCHRUN_SUMMARY = """\
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
@@ -49,3 +51,32 @@ def test_exit_statuses_as_words():
     assert ended_text(137) == "killed by SIGKILL"
     assert ended_text(1) == "exited with code 1"
     assert ended_text(-99) == "killed by signal 99"
+
+
+def outcome(rank: int, ending_ns: int | None, host: str = "node1", ended: str | None = "exited with code 1",
+            exception: str | None = None, finalized: bool = True):
+    record = RankRecord(stem=f"train.rank{rank}", rank=rank, host=host, ending_ns=ending_ns, ended=ended,
+                        finalized=finalized)
+    return RankOutcome(rank, record, None, exception)
+
+
+def test_the_first_to_fail_is_the_rank_that_began_to_end_first_not_the_launchers_tie():
+    # torchrun names rank 0 where both exits came in one poll; the hooks' stamps say rank 1 ended 40 ms earlier
+    ranks = [outcome(0, 2_040_000_000, exception="RuntimeError: Connection closed by peer"),
+             outcome(1, 2_000_000_000, exception="RuntimeError: boom")]
+    assert first_to_fail(ranks, said=0) == 1
+    ranks[0] = outcome(0, 1_990_000_000)
+    assert first_to_fail(ranks, said=1) == 0
+
+
+def test_the_launchers_word_stands_where_the_stamps_cannot_order_the_failures():
+    killed = outcome(1, None, ended="killed by SIGKILL", finalized=False)  # no hook ran its end
+    assert first_to_fail([outcome(0, 5), killed], said=1) == 1
+    two_hosts = [outcome(0, 5, host="node1"), outcome(1, 9, host="node2")]  # two clocks
+    assert first_to_fail(two_hosts, said=1) == 1
+    tie = [outcome(0, 5), outcome(1, 5)]
+    assert first_to_fail(tie, said=1) == 1
+    # a rank that finished well is not a failure, however early it ended
+    fine = outcome(0, 1, ended=None)
+    assert first_to_fail([fine, outcome(1, 9)], said=None) == 1
+    assert first_to_fail([fine], said=None) is None
