@@ -20,7 +20,7 @@ import orjson
 import pytest
 from textual.widgets import Input
 
-from proton_tui.hatchet import open_capture
+from proton_tui.hatchet import open_capture, pending_capture
 from proton_tui.output.ranks import open_rank_set, rank_files
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.opening import Opening
@@ -614,3 +614,27 @@ async def test_the_merged_trace_goes_where_a_path_from_home_says(tmp_path, monke
         await pilot.press("enter")
         await wait_for(lambda: (home / "merged.json").exists(), what="the merged trace in the home folder")
         assert not (tmp_path / "~").exists()
+
+
+@SIZES
+async def test_a_merged_trace_opened_alone_names_every_lane_whole(tmp_path, size):
+    """Opened on its own, the merged trace's lanes are named after their rank first: the name column widens to
+    hold them, so `rank 0 · GPU Stream 7` and `rank 0 · GPU Stream 17` read apart."""
+    from proton_tui.tui.widgets.timeline import LaneTimeline
+
+    folder, _ = trace_ranks(tmp_path)
+    merged = tmp_path / "merged.json"
+    done = subprocess.run([CLI, "view", str(folder), "--export", str(merged)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    app = ProtonApp(opening=Opening.of(pending_capture(merged)))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(lambda: isinstance(app.screen, ProfileScreen) and app.screen.profile is not None,
+                       what="the merged trace")
+        await pilot.pause()
+        timeline = app.screen.query_one(LaneTimeline)
+        names = [lane.name for lane in timeline.trace.lanes]
+        assert "rank 0 · GPU Stream 17" in names and "rank 1 · GPU Stream 7" in names
+        shown = screen_lines(app)
+        for name in names[:size[1] - 8]:  # the lanes on the screen
+            assert any(line.startswith(f"│{name} ") for line in shown), (name, shown)

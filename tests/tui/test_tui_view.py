@@ -467,7 +467,7 @@ async def test_the_mouse_selects_and_zooms_the_timeline():
     """A click selects the bar under it; the wheel zooms about the time under the pointer; shift+wheel pans."""
     from textual.events import MouseScrollDown, MouseScrollUp
 
-    from proton_tui.tui.widgets.timeline import NAME_WIDTH, LaneTimeline
+    from proton_tui.tui.widgets.timeline import LaneTimeline
 
     app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
     async with app.run_test(size=(140, 36)) as pilot:
@@ -476,13 +476,13 @@ async def test_the_mouse_selects_and_zooms_the_timeline():
         whole = timeline.window
         bar = timeline.layout_.rows[2][0]  # GPU Stream 17's first bar
         # the widget's content starts inside its border: one cell right and down
-        await pilot.click(LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 1 + 1 + 2))
+        await pilot.click(LaneTimeline, offset=(1 + timeline.name_width + 1 + bar.x, 1 + 1 + 2))
         assert timeline.selected in bar.events
         pointer = timeline.layout_.start + (bar.x + 0.5) * timeline.layout_.cell_ns
-        await pilot._post_mouse_events([MouseScrollUp], LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        await pilot._post_mouse_events([MouseScrollUp], LaneTimeline, offset=(1 + timeline.name_width + 1 + bar.x, 3))
         start, end = timeline.window
         assert end - start == pytest.approx((whole[1] - whole[0]) / 2) and start <= pointer <= end
-        await pilot._post_mouse_events([MouseScrollDown], LaneTimeline, offset=(1 + NAME_WIDTH + 1 + bar.x, 3))
+        await pilot._post_mouse_events([MouseScrollDown], LaneTimeline, offset=(1 + timeline.name_width + 1 + bar.x, 3))
         assert timeline.window == pytest.approx(whole)
 
 

@@ -5,8 +5,9 @@ announced (`Selected`); Escape asks for the table (`Left`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -21,9 +22,15 @@ from proton_tui.tui.widgets.table_rows import fit
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
 
-NAME_WIDTH = 18  # cells of the row names' column
+NAME_WIDTH = 18  # cells of the row names' column, at least: it widens to the widest name up to NAME_SHARE
+NAME_SHARE = 0.4  # of the timeline's width, the most the row names' column takes
 PAN_SHARE = 0.25  # h and l move the window by this share of its width
 FOCUS_MARGIN = 4.0  # Enter shows the selected event as a quarter of the window
+
+
+def widest(names: Iterable[str]) -> int:
+    """Cells of the widest of `names` (0 for none)."""
+    return max(map(cell_len, names), default=0)
 
 
 class TimelineView(ScrollView, can_focus=True):
@@ -72,6 +79,7 @@ class TimelineView(ScrollView, can_focus=True):
         self.layout_: TimelineLayout | None = None
         self.selected: int | None = None
         self.row: int | None = None  # the selected row: a lane, or a row of the warp timeline
+        self.widest_name = NAME_WIDTH  # cells of the widest row name, set by each timeline when its rows come
 
     # ---- what each kind of timeline says ----------------------------------------------------------------------
     @property
@@ -103,15 +111,22 @@ class TimelineView(ScrollView, can_focus=True):
 
     # ---- the window and the selection -------------------------------------------------------------------------
     @property
+    def name_width(self) -> int:
+        """Cells of the row names' column: as wide as the widest name, within NAME_WIDTH and NAME_SHARE of the
+        timeline (a longer name is cut with an ellipsis)."""
+        total = self.scrollable_content_region.width or self.size.width or 80
+        return max(NAME_WIDTH, min(self.widest_name, int(total * NAME_SHARE)))
+
+    @property
     def bars_width(self) -> int:
-        return max(1, (self.scrollable_content_region.width or self.size.width or 80) - NAME_WIDTH - 1)
+        return max(1, (self.scrollable_content_region.width or self.size.width or 80) - self.name_width - 1)
 
     def _lay_out(self) -> None:
         if self.trace is None:
             return
         rows = self._sources()
         self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=self.SNAP)
-        self.virtual_size = Size(self.bars_width + NAME_WIDTH + 1, len(self.layout_.rows) + 1)
+        self.virtual_size = Size(self.bars_width + self.name_width + 1, len(self.layout_.rows) + 1)
         self.border_title = self._title()
         self.refresh()
 
@@ -218,7 +233,7 @@ class TimelineView(ScrollView, can_focus=True):
             self.action_pan(1 if factor < 1 else -1)
             return
         inside = event.get_content_offset(self)
-        x = min(max((inside.x if inside is not None else 0) - NAME_WIDTH - 1, 0), self.layout_.width - 1)
+        x = min(max((inside.x if inside is not None else 0) - self.name_width - 1, 0), self.layout_.width - 1)
         self.window = zoomed(*self.window, factor, self.layout_.start + (x + 0.5) * self.layout_.cell_ns,
                              self.bounds)
         self._lay_out()
@@ -233,7 +248,7 @@ class TimelineView(ScrollView, can_focus=True):
         inside = event.get_content_offset(self)
         if self.layout_ is None or inside is None:
             return
-        lane, x = round(self.scroll_y) + inside.y - 1, inside.x - NAME_WIDTH - 1
+        lane, x = round(self.scroll_y) + inside.y - 1, inside.x - self.name_width - 1
         if (bar := self.layout_.at(lane, x)) is not None:
             self.select(self._pick(bar), lane)
 
@@ -250,7 +265,7 @@ class TimelineView(ScrollView, can_focus=True):
                 if x + len(text) <= self.layout_.width:
                     ruler[x:x + len(text)] = text
             style = base + self.get_component_rich_style("timeline-view--ruler")
-            return Strip([Segment(fit("time →", NAME_WIDTH) + " " + "".join(ruler), style)]) \
+            return Strip([Segment(fit("time →", self.name_width) + " " + "".join(ruler), style)]) \
                 .adjust_cell_length(width, base)
         lane = round(self.scroll_y) + y - 1
         if lane >= len(self.layout_.rows):
@@ -262,7 +277,7 @@ class TimelineView(ScrollView, can_focus=True):
         """Row `number`: its name, then its bars. `look(bar)`: the component class its colour comes from
         ("kernel", "scope", "other"), whether it is selected, and the name written inside it (None: a solid bar,
         "▓" where it stands for several events)."""
-        segments = [Segment(fit(name, NAME_WIDTH) + " ", base + self.get_component_rich_style(name_class))]
+        segments = [Segment(fit(name, self.name_width) + " ", base + self.get_component_rich_style(name_class))]
         at = 0
         for bar in self.layout_.rows[number]:
             if bar.x > at:

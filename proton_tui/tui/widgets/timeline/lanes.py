@@ -10,7 +10,7 @@ from textual.strip import Strip
 
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
-from proton_tui.tui.widgets.timeline.base import TimelineView
+from proton_tui.tui.widgets.timeline.base import TimelineView, widest
 from proton_tui.view.formatting import format_tick, format_value
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import Bar
@@ -28,6 +28,7 @@ class LaneTimeline(TimelineView):
     def show(self, trace: Trace, names: Names | None = None) -> None:
         """Show all of `trace`, its first kernel selected."""
         self.trace, self.names = trace, names or self.names
+        self.widest_name = self._widest()
         self.window = self.bounds
         kernels = trace.columns.category_mask("kernel")
         self._lay_out()
@@ -53,7 +54,12 @@ class LaneTimeline(TimelineView):
         which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
         return which, self.selected in bar.events, None
 
+    def _lane_name(self, lane: int) -> str:
+        return printable(cut_field(self.trace.lanes[lane].name))
+
+    def _widest(self) -> int:
+        return widest(self._lane_name(lane) for lane in range(len(self.trace.lanes)))
+
     def _line(self, number: int, width: int, base: Style) -> Strip:
         """A lane: its name, then its events as bars coloured by kind."""
-        name = printable(cut_field(self.trace.lanes[number].name))
-        return self._row_strip(number, name, "timeline-view--lane", width, base, self._look)
+        return self._row_strip(number, self._lane_name(number), "timeline-view--lane", width, base, self._look)

@@ -10,6 +10,7 @@ from textual.strip import Strip
 
 from proton_tui.console import cut_field, printable
 from proton_tui.output.rank_timeline import RankTimeline
+from proton_tui.tui.widgets.timeline.base import widest
 from proton_tui.tui.widgets.timeline.lanes import LaneTimeline
 from proton_tui.view.formatting import format_value
 from proton_tui.view.names import Names
@@ -49,12 +50,18 @@ class RanksTimeline(LaneTimeline):
             if there is not None:
                 self.select(there)
 
+    def _lane_name(self, number: int) -> str:
+        return " " + printable(cut_field(self.model.rows[number].label))
+
+    def _widest(self) -> int:  # a rank's lanes; its heading runs across the row
+        return widest(self._lane_name(number) for number, row in enumerate(self.model.rows) if row.lane is not None)
+
     def _line(self, number: int, width: int, base: Style) -> Strip:
         """A rank's heading across the row, or one of its lanes (indented under it)."""
         row = self.model.rows[number]
         if row.lane is None:
             style = base + self.get_component_rich_style("timeline-view--lane")
             return Strip([Segment(printable(row.label), style)]).adjust_cell_length(width, base)
-        return self._row_strip(number, " " + printable(cut_field(row.label)), "timeline-view--lane", width, base,
+        return self._row_strip(number, self._lane_name(number), "timeline-view--lane", width, base,
                                self._look)
 

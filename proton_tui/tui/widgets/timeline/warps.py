@@ -12,7 +12,7 @@ from textual.strip import Strip
 
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
-from proton_tui.tui.widgets.timeline.base import TimelineView
+from proton_tui.tui.widgets.timeline.base import TimelineView, widest
 from proton_tui.view.formatting import cycles_number
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import Bar, WarpRow, warp_rows
@@ -79,6 +79,7 @@ class WarpTimeline(TimelineView):
 
     def _rows_changed(self) -> None:
         self.warp_rows = warp_rows(self.warps, self.launch, self.expanded)
+        self.widest_name = widest(row.label for row in self.warp_rows)
         self._lay_out()
 
     def _sources(self) -> list:
