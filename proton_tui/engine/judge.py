@@ -62,17 +62,23 @@ class RankOutcome:
 
 
 def first_to_fail(ranks: list[RankOutcome], said: int | None) -> int | None:
-    """The rank that failed first. Each rank's hook stamps when it began to end (its uncaught exception, else a
-    signal, else its exit), so where every failed rank has that stamp and they ran on one host (one clock), the
-    earliest is first. Else the launcher's word (`said`), which only orders the exits it saw: ranks that end in the
-    same poll of torchrun's agent are ordered by rank."""
+    """The rank that failed first. Each rank's hook stamps when it began to end (its uncaught exception, a signal
+    it caught, else its exit). A rank killed outright (by a signal no hook sees: SIGKILL, SIGSEGV) has no stamp;
+    where it is the only failed rank without one, it failed first: every other failed rank's end was seen by its
+    hook, and a launcher stops the rest of a job with SIGTERM, which the hook sees. Where every failed rank has a
+    stamp and they ran on one host (one clock), the earliest is first. Else the launcher's word (`said`): torchrun
+    times failures to the second and names the lowest rank among those it found in one poll."""
     failed = [rank for rank in ranks if rank.record is None or rank.record.ended or rank.exception
               or not rank.record.finalized]
-    stamped = [rank for rank in failed if rank.record is not None and rank.record.ending_ns is not None]
-    if not failed or len(stamped) < len(failed) or len({rank.record.host for rank in stamped}) != 1:
+    unstamped = [rank for rank in failed if rank.record is None or rank.record.ending_ns is None]
+    outright = [rank for rank in unstamped if rank.record is not None and not rank.record.finalized
+                and (rank.record.ended or "").startswith("killed by ")]
+    if unstamped:
+        return outright[0].rank if len(outright) == len(unstamped) == 1 else said
+    if not failed or len({rank.record.host for rank in failed}) != 1:
         return said
-    earliest = min(rank.record.ending_ns for rank in stamped)
-    first = [rank.rank for rank in stamped if rank.record.ending_ns == earliest]
+    earliest = min(rank.record.ending_ns for rank in failed)
+    first = [rank.rank for rank in failed if rank.record.ending_ns == earliest]
     return first[0] if len(first) == 1 else said
 
 

@@ -222,6 +222,8 @@ class Hook:
             return
         self.done = True
         self.stamp_ending()
+        if self.proton is not None:  # a finalize cut short by SIGKILL still leaves when the end began
+            self.write_sidecar()
         try:
             self.read_gpu()
             if self.proton is not None:

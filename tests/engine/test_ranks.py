@@ -69,9 +69,22 @@ def test_the_first_to_fail_is_the_rank_that_began_to_end_first_not_the_launchers
     assert first_to_fail(ranks, said=1) == 0
 
 
+def test_a_rank_killed_outright_failed_before_the_ranks_whose_hooks_saw_their_end():
+    # torchrun found both in one poll and named rank 0; rank 0 raised when rank 1's connection closed
+    killed = outcome(1, None, ended="killed by SIGKILL", finalized=False)
+    assert first_to_fail([outcome(0, 5, exception="RuntimeError: Connection closed by peer"), killed], said=0) == 1
+    segfault = outcome(1, None, ended="killed by SIGSEGV", finalized=False)
+    assert first_to_fail([outcome(0, 5, ended="killed by SIGTERM"), segfault], said=0) == 1
+
+
 def test_the_launchers_word_stands_where_the_stamps_cannot_order_the_failures():
     killed = outcome(1, None, ended="killed by SIGKILL", finalized=False)  # no hook ran its end
-    assert first_to_fail([outcome(0, 5), killed], said=1) == 1
+    never = RankOutcome(2, None, None, None)  # no sidecar
+    assert first_to_fail([outcome(0, 5), killed, never], said=0) == 0
+    assert first_to_fail([outcome(0, 5), killed, outcome(2, None, ended="killed by SIGKILL", finalized=False)],
+                         said=2) == 2
+    exited = outcome(1, None, ended="exited with code 1", finalized=False)  # os._exit: why, unknown
+    assert first_to_fail([outcome(0, 5), exited], said=0) == 0
     two_hosts = [outcome(0, 5, host="node1"), outcome(1, 9, host="node2")]  # two clocks
     assert first_to_fail(two_hosts, said=1) == 1
     tie = [outcome(0, 5), outcome(1, 5)]
