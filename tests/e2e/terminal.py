@@ -46,6 +46,15 @@ class Terminal:
     def pane(self, fmt: str) -> str:
         return self.tmux("display-message", "-p", "-t", SESSION, fmt, check=False).strip()
 
+    def modes(self, want: str, seconds: float = 10) -> str:
+        """The terminal's modes (alternate screen, mouse reporting, cursor shown: "0 0 1" as a shell has them) once
+        they are `want`, or as they are after `seconds`: tmux reads the program's last bytes on its own time."""
+        deadline = time.monotonic() + seconds
+        while (seen := self.pane("#{alternate_on} #{mouse_any_flag} #{cursor_flag}")) != want and \
+                time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        return seen
+
     def keys(self, *keys: str, literal: bool = False) -> None:
         self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
 

@@ -13,6 +13,7 @@ import pytest
 
 from proton_tui.engine.probe import probe_interpreter
 from tests.e2e.terminal import NO_TMUX, TMUX, Terminal, assert_nothing_left, exit_status, start_proton_tui
+from tests.e2e.test_e2e_tmux import row_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 JOB = """\
@@ -29,8 +30,8 @@ def choose_my_command(term: Terminal) -> None:
         term.keys(key)
         time.sleep(0.7)
     term.wait_for(lambda s: "no command typed" in s, 15, "the form asking for the command")
-    term.keys("Tab")  # the Command field
-    time.sleep(0.7)
+    term.keys("Tab")  # the Command field: typing waits until the cursor is in it
+    term.wait_for(lambda s: term.pane("#{cursor_y}") == str(row_of(s, "Command")), 15, "the Command field focused")
 
 
 def run_typed_command(tmp_path, gpu: bool) -> None:

@@ -105,7 +105,7 @@ def test_a_fresh_venv_reaches_a_passing_cpu_check_by_following_the_form(tmp_path
         assert ran.returncode == 0, f"{command}\n{ran.stderr[-4000:]}"
         key = cpu_check_key(term.screen())
         term.keys(key)
-        term.wait_for(lambda s: "PASS: the kernel matched" in s, min(60, left(deadline)),
+        term.wait_for(lambda s: "PASS: the kernel matched" in s, left(deadline),
                       f"a passing CPU check after `{command}` and {key}")
         term.keys("C-q")  # quits from any screen (q goes back from the run screen to the form)
     finally:

@@ -195,9 +195,10 @@ def test_a_same_size_rewrite_while_a_trace_is_read_in_pieces_is_reported(tmp_pat
                for outcome in outcomes), outcomes
 
 
-def test_a_writer_paused_in_a_trace_read_in_pieces_is_waited_for(tmp_path, big_trace):
+def test_a_writer_paused_in_a_trace_read_in_pieces_is_waited_for(tmp_path, big_trace, monkeypatch):
     """A same-size rewrite paused halfway, with the file's time already set, while the trace is read (off the main
     thread: no lease): the second read, made once the writer has had time to move on, sees the rest of its bytes."""
+    monkeypatch.setattr(source, "SETTLE_S", 5.0)  # the writer pauses as long as the first read: longer under load
     path = big_trace(tmp_path)
     old = path.read_bytes()
     new = old.replace(b'"dur": 1', b'"dur": 2')

@@ -174,15 +174,17 @@ async def test_a_rank_whose_file_changed_after_the_set_was_read_is_refused_not_s
     folder = tmp_path / "ranks"
     shutil.copytree(H200_RANKS, folder)
     app = rank_set_app(folder)
+    notices: list[str] = []  # every notice, kept: a shown one expires, under load before the second comes
+    notify = app.notify
+    app.notify = lambda message, *args, **kwargs: (notices.append(str(message)), notify(message, *args, **kwargs))[1]
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await opened(app, pilot)
         shutil.copy(FIXTURES / "gpt2_shadow.hatchet", folder / "ranks.rank1.hatchet")
         await pilot.press("tab", "down", "o")  # rank 1's own capture
         said = "ranks.rank1.hatchet: changed after the rank set was read: open the set again"
-        await wait_for(lambda: app.screen is screen and any(said in note.message for note in app._notifications),
-                       what="the refusal")
+        await wait_for(lambda: app.screen is screen and any(said in notice for notice in notices), what="the refusal")
         await pilot.press("m")  # compared with rank 0: refused the same way
-        await wait_for(lambda: sum(said in note.message for note in app._notifications) == 2, what="the refusal")
+        await wait_for(lambda: sum(said in notice for notice in notices) == 2, what="the refusal")
         await pilot.pause()
         assert app.screen is screen and screen.comparing is None and screen.compare_read == []
 

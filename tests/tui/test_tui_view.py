@@ -210,6 +210,7 @@ async def test_a_capture_being_opened_shows_reading_then_the_table():
 
     app = ProtonApp(opening=Opening(path, f"Reading {path}…", finish))
     async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: getattr(app.screen, "profile", None) is not None, 60, "the capture read")
         await pilot.pause()
         assert seen_while_loading == [f"Reading {path}…"]
         table = app.screen.query_one(ProfileTable)
@@ -230,6 +231,7 @@ async def test_an_empty_capture_being_opened_says_no_kernels():
 
     app = ProtonApp(opening=Opening(path, f"Reading {path}…", finish))
     async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: getattr(app.screen, "profile", None) is not None, 60, "the capture read")
         await pilot.pause()
         assert hidden_while_loading == [False, False]
         assert not app.screen.query("#table, #detail") and app.screen.query_one("#empty").display
@@ -241,8 +243,8 @@ async def test_a_capture_that_fails_to_load_in_the_viewer_exits_with_code_2():
         raise CaptureError("big.hatchet: truncated: the JSON ends early (line 9)")
 
     app = ProtonApp(opening=Opening(Path("big.hatchet"), "Reading big.hatchet…", finish))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+    async with app.run_test(size=SIZE):
+        await wait_for(lambda: app.return_code is not None, 60, "the app's end")
     assert app.return_code == 2 and app.load_error == "big.hatchet: truncated: the JSON ends early (line 9)"
 
 
@@ -267,8 +269,8 @@ async def test_a_defect_in_the_read_ends_the_app_as_a_crash():
 
     app = ProtonApp(opening=Opening(Path("big.hatchet"), "Reading big.hatchet…", finish))
     with pytest.raises(RuntimeError, match="a defect in the reader"):
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause(0.5)
+        async with app.run_test(size=SIZE):
+            await wait_for(lambda: app.return_code is not None, 60, "the app's end")
     assert app.return_code == 1
 
 
@@ -319,6 +321,7 @@ async def test_flame_view_navigates_zooms_and_shares_the_selection_with_the_tabl
     app = ProtonApp(load_profile(path)) if how == "loaded" else \
         ProtonApp(opening=Opening(path, f"Reading {path}…", lambda: load_profile(path)))
     async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(lambda: getattr(app.screen, "profile", None) is not None, 60, "the capture read")
         await pilot.pause()
         table = app.screen.query_one(ProfileTable)
         assert not app.screen.query_one(FlameView).display
