@@ -72,9 +72,7 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
     """
     started = time.monotonic()
     watchdog.start()  # before the child, so that no moment of its life goes unwatched but the spawn itself
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        env=None if env is None else dict(env), start_new_session=True, cwd=cwd)
+    proc = await _spawn(argv, env, cwd)
     group = proc.pid  # start_new_session makes the child a group leader
     watchdog.watch(group)  # the group dies with proton-tui, even when it is killed outright
     reader = asyncio.create_task(_pump(proc.stdout, on_lines))
@@ -94,6 +92,25 @@ async def run_process(argv: Sequence[str], on_lines: LineCallback, *, env: Mappi
         watchdog.release(group)
         reader.cancel()  # only still running if a process outside the group holds the pipe
         await asyncio.gather(reader, return_exceptions=True)  # its last line is delivered before we return
+
+
+async def _spawn(argv: Sequence[str], env: Mapping[str, str] | None,
+                 cwd: str | os.PathLike | None) -> asyncio.subprocess.Process:
+    """Start `argv` as the leader of a new process group. A cancel that comes while it starts (the child running,
+    its pipes not yet connected) ends the whole group before it is passed on: asyncio alone would kill the child
+    and leave what it had started running."""
+    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        env=None if env is None else dict(env), start_new_session=True, cwd=cwd))
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        try:
+            proc = await spawning
+        except Exception:  # noqa: BLE001 - it never started: nothing to end
+            raise asyncio.CancelledError from None
+        signal_group(proc.pid, signal.SIGKILL)
+        raise
 
 
 async def _pump(stream: asyncio.StreamReader, on_lines: LineCallback) -> None:

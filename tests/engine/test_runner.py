@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -133,6 +136,37 @@ async def test_cancelling_the_task_kills_the_group(pidfile):
             break
         await asyncio.sleep(0.05)
     assert not running(child) and not running(grandchild)
+
+
+async def test_a_cancel_while_the_process_starts_ends_its_whole_group(pidfile, monkeypatch):
+    """On a loaded machine the task can be cancelled after the child has started (and started its own child) but
+    before asyncio has connected its pipes: asyncio then kills the child alone. The whole group ends all the same.
+    The pipes' connection is held back here until the grandchild runs, as a slow machine would."""
+    create = asyncio.create_subprocess_exec
+
+    async def slow_to_connect(*args, **kwargs):
+        proc = await create(*args, **kwargs)
+        await wait_for_pids(pidfile)
+        await asyncio.sleep(2)  # cancelled here: the process started, its start not yet returned
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_to_connect)
+    task = asyncio.create_task(run_process([PY, str(SCRIPTS / "hang.py")], Collector()))
+    child, grandchild = await wait_for_pids(pidfile)
+    await asyncio.sleep(0.1)
+    task.cancel()
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(200):
+            if not (running(child) or running(grandchild)):
+                break
+            await asyncio.sleep(0.05)
+        assert not running(child) and not running(grandchild)
+    finally:  # nothing left behind, even where the test fails
+        for pid in (child, grandchild):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_failing_callback_ends_the_run(pidfile):
