@@ -61,9 +61,14 @@ class RankOutcome:
         return f"{self.label}: " + "; ".join(parts) if parts else None
 
 
+# how a process ends by its own fault or the kernel's, never as a follow-on of a peer's end (a peer's exit makes NCCL's
+# watchdog abort, SIGABRT; a launcher stops the rest with SIGTERM)
+OUTRIGHT = frozenset(f"killed by {name}" for name in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"))
+
+
 def first_to_fail(ranks: list[RankOutcome], said: int | None) -> int | None:
     """The rank that failed first. Each rank's hook stamps when it began to end (its uncaught exception, a signal
-    it caught, else its exit). A rank killed outright (by a signal no hook sees: SIGKILL, SIGSEGV) has no stamp;
+    it caught, else its exit). A rank killed outright (OUTRIGHT: a signal no hook sees) has no stamp;
     where it is the only failed rank without one, it failed first: every other failed rank's end was seen by its
     hook, and a launcher stops the rest of a job with SIGTERM, which the hook sees. Where every failed rank has a
     stamp and they ran on one host (one clock), the earliest is first. Else the launcher's word (`said`): torchrun
@@ -72,7 +77,7 @@ def first_to_fail(ranks: list[RankOutcome], said: int | None) -> int | None:
               or not rank.record.finalized]
     unstamped = [rank for rank in failed if rank.record is None or rank.record.ending_ns is None]
     outright = [rank for rank in unstamped if rank.record is not None and not rank.record.finalized
-                and (rank.record.ended or "").startswith("killed by ")]
+                and rank.record.ended in OUTRIGHT]
     if unstamped:
         return outright[0].rank if len(outright) == len(unstamped) == 1 else said
     if not failed or len({rank.record.host for rank in failed}) != 1:

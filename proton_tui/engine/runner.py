@@ -105,11 +105,15 @@ async def _spawn(argv: Sequence[str], env: Mapping[str, str] | None,
     try:
         return await asyncio.shield(spawning)
     except asyncio.CancelledError:
-        try:
-            proc = await spawning
-        except Exception:  # noqa: BLE001 - it never started: nothing to end
-            raise asyncio.CancelledError from None
-        signal_group(proc.pid, signal.SIGKILL)
+        while not spawning.done():  # a second cancel meanwhile must not reach the start: asyncio would kill the
+            try:  # child alone, then wait for pipes its children hold
+                await asyncio.shield(spawning)
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # noqa: BLE001 - it never started: nothing to end
+                break
+        if not spawning.cancelled() and spawning.exception() is None:
+            signal_group(spawning.result().pid, signal.SIGKILL)
         raise
 
 

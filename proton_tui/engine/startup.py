@@ -143,7 +143,6 @@ class Hook:
         import atexit
 
         atexit.register(self.finish)
-        self.chain_excepthook()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             self.chain_signal(signum)
 
@@ -173,14 +172,20 @@ class Hook:
         rank = self.me["rank"]
         return "pid %d" % self.me["pid"] if rank is None else "rank %d" % rank
 
+    def mine(self):
+        """Whether this is the process the hook started in (not a child forked from it, which inherits the hook's
+        exit and signal handlers and must not write its sidecar)."""
+        return os.getpid() == self.me["pid"]
+
     def stamp_ending(self):
         """The moment the process began to end, once: what tells which rank failed first."""
-        if self.me.get("ending_ns") is None:
+        if self.me.get("ending_ns") is None and self.mine():
             self.me["ending_ns"] = time.time_ns()
 
     def chain_excepthook(self):
         """An uncaught exception stamps the end before it is printed (and before the exit closes the process's
-        connections, which is when its peers fail in turn)."""
+        connections, which is when its peers fail in turn). Installed after the workload's own `sitecustomize`, so
+        that one replacing `sys.excepthook` keeps this one in front of it."""
         before = sys.excepthook
 
         def excepthook(kind, value, traceback):
@@ -218,13 +223,13 @@ class Hook:
     def finish(self, in_handler=False):
         """Finalize Proton and write the sidecar, once. A signal that comes meanwhile acts once it is written: here
         at exit, else (`in_handler`) in the handler of the signal that began it, after that signal's own action."""
-        if self.done:
+        if self.done or not self.mine():
             return
         self.done = True
         self.stamp_ending()
-        if self.proton is not None:  # a finalize cut short by SIGKILL still leaves when the end began
-            self.write_sidecar()
         try:
+            if self.proton is not None:  # a finalize cut short by SIGKILL still leaves when the end began
+                self.write_sidecar()
             self.read_gpu()
             if self.proton is not None:
                 try:
@@ -290,15 +295,19 @@ def chain_sitecustomize():
 
 def main():
     raw = os.environ.get(CONFIG_VAR)
+    hook = None
     if raw:
         try:
             config = json.loads(raw)
             me = identity(config, os.environ)
             if me is not None:
-                Hook(config, me).start()
+                hook = Hook(config, me)
+                hook.start()
         except Exception as error:  # noqa: BLE001
             sys.stderr.write("proton-tui: the start-up hook failed: %s: %s\n" % (type(error).__name__, error))
     chain_sitecustomize()
+    if hook is not None:
+        hook.chain_excepthook()
 
 
 if __name__ == "sitecustomize":

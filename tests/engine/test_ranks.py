@@ -75,6 +75,9 @@ def test_a_rank_killed_outright_failed_before_the_ranks_whose_hooks_saw_their_en
     assert first_to_fail([outcome(0, 5, exception="RuntimeError: Connection closed by peer"), killed], said=0) == 1
     segfault = outcome(1, None, ended="killed by SIGSEGV", finalized=False)
     assert first_to_fail([outcome(0, 5, ended="killed by SIGTERM"), segfault], said=0) == 1
+    # an abort is what NCCL's watchdog does once a peer has gone: a follow-on, so the launcher's word stands
+    aborted = outcome(0, None, ended="killed by SIGABRT", finalized=False)
+    assert first_to_fail([aborted, outcome(1, 5, exception="RuntimeError: boom")], said=1) == 1
 
 
 def test_the_launchers_word_stands_where_the_stamps_cannot_order_the_failures():

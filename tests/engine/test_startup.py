@@ -153,3 +153,45 @@ def test_a_second_signal_while_the_end_hangs_ends_the_process_at_once(tmp_path):
                           text=True, timeout=30)
     assert done.returncode == -signal.SIGTERM and time.monotonic() - started < 20, done.stderr
     assert not read_sidecar(tmp_path / "job.sidecar.json").finalized  # the end never came: it hung
+
+
+def test_an_uncaught_exception_stamps_the_end_before_the_workloads_exit_handlers(tmp_path):
+    """The workload's own `sitecustomize` replaces `sys.excepthook` without chaining (as Ubuntu's apport does), and
+    its exit handler takes a second: the hook's stamp is still the moment the exception reached the top."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text("import sys\nsys.excepthook = lambda *args: sys.__excepthook__(*args)\n")
+    code = """\
+        import atexit, time
+        atexit.register(time.sleep, 1.0)
+        print(time.time_ns(), flush=True)
+        raise RuntimeError("boom")
+    """
+    done = run(hooked(tmp_path, user_path=user), code, tmp_path)
+    assert done.returncode == 1 and "RuntimeError: boom" in done.stderr
+    raised_ns = int(done.stdout)
+    record = read_sidecar(tmp_path / "job.sidecar.json")
+    assert raised_ns <= record.ending_ns < raised_ns + 500_000_000  # not after the handler's second
+    assert record.finished_ns >= record.ending_ns + 1_000_000_000
+
+
+def test_a_child_forked_from_the_workload_leaves_its_sidecar_alone(tmp_path):
+    """A forked child inherits the hook's exit and signal handlers; ending after its parent, it writes nothing."""
+    code = """\
+        import os, sys, time
+        if os.fork() == 0:
+            time.sleep(0.5)
+            with open("child_ended", "w") as out:
+                out.write(str(time.time_ns()))
+            sys.exit(0)
+    """
+    done = run(hooked(tmp_path), code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "child_ended").exists() or not (tmp_path / "child_ended").read_text():
+        assert time.monotonic() < deadline, "the child never ended"
+        time.sleep(0.05)
+    time.sleep(0.5)  # the child's exit, which before wrote the sidecar again
+    child_ended = int((tmp_path / "child_ended").read_text())
+    record = read_sidecar(tmp_path / "job.sidecar.json")
+    assert record.finished_ns < child_ended and record.ending_ns < child_ended
