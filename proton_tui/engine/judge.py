@@ -76,8 +76,7 @@ def first_to_fail(ranks: list[RankOutcome], said: int | None) -> int | None:
     failed = [rank for rank in ranks if rank.record is None or rank.record.ended or rank.exception
               or not rank.record.finalized]
     unstamped = [rank for rank in failed if rank.record is None or rank.record.ending_ns is None]
-    outright = [rank for rank in unstamped if rank.record is not None and not rank.record.finalized
-                and rank.record.ended in OUTRIGHT]
+    outright = [rank for rank in unstamped if rank.record is not None and rank.record.ended in OUTRIGHT]
     if unstamped:
         return outright[0].rank if len(outright) == len(unstamped) == 1 else said
     if not failed or len({rank.record.host for rank in failed}) != 1:

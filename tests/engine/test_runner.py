@@ -34,6 +34,16 @@ async def wait_for_pids(pidfile: Path) -> list[int]:
     raise AssertionError("the hanging payload never wrote its pids")
 
 
+async def gone(*pids: int) -> bool:
+    """Whether the processes have all left within 10 s (a killed process takes a moment to be torn down, longer on
+    a loaded machine)."""
+    for _ in range(200):
+        if not any(map(running, pids)):
+            return True
+        await asyncio.sleep(0.05)
+    return not any(map(running, pids))
+
+
 @pytest.fixture
 def pidfile(tmp_path, monkeypatch):
     path = tmp_path / "pids"
@@ -131,11 +141,7 @@ async def test_cancelling_the_task_kills_the_group(pidfile):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(200):  # SIGKILL is sent synchronously; the kernel tears the processes down right after
-        if not (running(child) or running(grandchild)):
-            break
-        await asyncio.sleep(0.05)
-    assert not running(child) and not running(grandchild)
+    assert await gone(child, grandchild)  # SIGKILL is sent synchronously; the kernel tears them down right after
 
 
 @pytest.mark.parametrize("cancels", [1, 2])
@@ -160,11 +166,7 @@ async def test_a_cancel_while_the_process_starts_ends_its_whole_group(pidfile, m
     try:
         with pytest.raises(asyncio.CancelledError):
             await task
-        for _ in range(200):
-            if not (running(child) or running(grandchild)):
-                break
-            await asyncio.sleep(0.05)
-        assert not running(child) and not running(grandchild)
+        assert await gone(child, grandchild)
     finally:  # nothing left behind, even where the test fails
         for pid in (child, grandchild):
             with contextlib.suppress(ProcessLookupError):
@@ -178,11 +180,7 @@ async def test_a_failing_callback_ends_the_run(pidfile):
     with pytest.raises(ValueError, match="callback broke"):
         await run_process([PY, str(SCRIPTS / "hang.py")], explode, timeout=60)
     child, grandchild = await wait_for_pids(pidfile)
-    for _ in range(200):  # SIGKILL is sent as the run ends; the kernel tears the processes down right after
-        if not (running(child) or running(grandchild)):
-            break
-        await asyncio.sleep(0.05)
-    assert not running(child) and not running(grandchild)
+    assert await gone(child, grandchild)  # SIGKILL is sent as the run ends
 
 
 async def test_crashing_script():
@@ -225,11 +223,7 @@ async def test_cancelling_a_run_task_still_writes_run_json(tmp_path, pidfile):
         await task
     record = orjson.loads((run_dir / "run.json").read_bytes())
     assert record["verdict"] == "cancelled" and (run_dir / "stdout.log").read_text() == "ready\n"
-    for _ in range(200):  # the process group is ended; a loaded machine may take a moment to reap it
-        if not running(child) and not running(grandchild):
-            break
-        await asyncio.sleep(0.05)
-    assert not running(child) and not running(grandchild)
+    assert await gone(child, grandchild)  # the process group is ended
 
 
 @pytest.mark.slow

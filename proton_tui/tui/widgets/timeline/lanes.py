@@ -54,12 +54,12 @@ class LaneTimeline(TimelineView):
         which = "kernel" if category == "kernel" else "scope" if category == "scope" else "other"
         return which, self.selected in bar.events, None
 
-    def _lane_name(self, lane: int) -> str:
-        return printable(cut_field(self.trace.lanes[lane].name))
+    def _row_name(self, number: int) -> str:
+        return printable(cut_field(self.trace.lanes[number].name))
 
     def _widest(self) -> int:
-        return widest(self._lane_name(lane) for lane in range(len(self.trace.lanes)))
+        return widest(self._row_name(lane) for lane in range(len(self.trace.lanes)))
 
     def _line(self, number: int, width: int, base: Style) -> Strip:
         """A lane: its name, then its events as bars coloured by kind."""
-        return self._row_strip(number, self._lane_name(number), "timeline-view--lane", width, base, self._look)
+        return self._row_strip(number, self._row_name(number), "timeline-view--lane", width, base, self._look)

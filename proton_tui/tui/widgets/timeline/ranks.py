@@ -50,18 +50,17 @@ class RanksTimeline(LaneTimeline):
             if there is not None:
                 self.select(there)
 
-    def _lane_name(self, number: int) -> str:
+    def _row_name(self, number: int) -> str:  # a lane, indented under its rank
         return " " + printable(cut_field(self.model.rows[number].label))
 
     def _widest(self) -> int:  # a rank's lanes; its heading runs across the row
-        return widest(self._lane_name(number) for number, row in enumerate(self.model.rows) if row.lane is not None)
+        return widest(self._row_name(number) for number, row in enumerate(self.model.rows) if row.lane is not None)
 
     def _line(self, number: int, width: int, base: Style) -> Strip:
-        """A rank's heading across the row, or one of its lanes (indented under it)."""
+        """A rank's heading across the row, or one of its lanes (as the lane timeline draws it)."""
         row = self.model.rows[number]
         if row.lane is None:
             style = base + self.get_component_rich_style("timeline-view--lane")
             return Strip([Segment(printable(row.label), style)]).adjust_cell_length(width, base)
-        return self._row_strip(number, self._lane_name(number), "timeline-view--lane", width, base,
-                               self._look)
+        return super()._line(number, width, base)
 
