@@ -1,6 +1,6 @@
 """A trace's views timed as ratios to `orjson.loads` of the same file, this checkout (B) against another tree (A, a
-`git archive` of an earlier commit), alternating fresh processes, medians of the runs, peak RSS of each process,
-both trees' bytecode compiled first:
+`git archive` of an earlier commit), alternating fresh processes, medians of the runs, peak RSS of each process
+(and the peak of the summed PSS of a process and the workers it forks), both trees' bytecode compiled first:
 
 - `orjson.loads` of the file, in a process of its own: the generic parse, the reference of every ratio;
 - `proton-tui view FILE --plain > /dev/null` and `--json`, from the command to the process's end (their outputs of
@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,16 +42,46 @@ def output_of(command: list[str], tree: Path) -> bytes:
     return done.stdout
 
 
-def rss_of(command: list[str], tree: Path | None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one process, read from wait4."""
+def rss_of(command: list[str], tree: Path | None) -> tuple[float, float, float]:
+    """Wall seconds and peak RSS (MiB) of one process, read from wait4 (the largest of the process and its workers,
+    not their sum), and the peak of the summed PSS of the process and its workers (shared pages counted once),
+    sampled every 10 ms."""
     env = {**os.environ, **({"PYTHONPATH": str(tree)} if tree else {})}
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd="/")
+    peak, done = [0.0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], tree_pss_kib(child.pid) / 1024)
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
     if status:
         raise SystemExit(f"bench_trace.py: {' '.join(command)} exited with status {status}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, peak[0]
+
+
+def tree_pss_kib(pid: int) -> int:
+    """The summed PSS (KiB) of a process and its descendants now (0 for those gone meanwhile)."""
+    total, pending = 0, [pid]
+    while pending:
+        found = pending.pop()
+        try:
+            for line in Path(f"/proc/{found}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+            for task in Path(f"/proc/{found}/task").iterdir():
+                pending.extend(int(kid) for kid in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def until(test, seconds: float, what: str) -> float:
@@ -99,9 +130,10 @@ def main() -> None:
         results["orjson"].setdefault("rss_mib", []).append(rss_of([sys.executable, "-c", LOADS, str(file)], None)[1])
         for label, tree in trees.items():
             for form in ("--plain", "--json"):
-                wall, peak = rss_of([*view, form], tree)
+                wall, peak, together = rss_of([*view, form], tree)
                 results[label].setdefault(f"{form[2:]}_s", []).append(wall)
                 results[label].setdefault(f"{form[2:]}_rss_mib", []).append(peak)
+                results[label].setdefault(f"{form[2:]}_pss_all_mib", []).append(together)
             if options.tui:
                 for key, value in tui_run(file, tree, options.warps).items():
                     results[label].setdefault(key, []).append(value)

@@ -14,7 +14,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables
+from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables, order_by
 from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, Lane, launch_metrics, warp_site
 from proton_tui.hatchet.trace import Trace
 
@@ -135,18 +135,33 @@ class Pairs:
 
 
 def _flow_ids(values: list, table: dict) -> np.ndarray:
-    """Flow ids as numbers: whole numbers as they are (shifted past the ids of `table`, which numbers any other
-    kind of id: text, a float, none)."""
-    try:
-        numbers = np.array(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
+    """Flow ids as numbers: a whole number from 0 up as it is; any other id (text, a float, none, a negative number,
+    one past 64 bits) numbered in `table` and shifted below zero, apart from the numbers. Each id is read alone, so
+    the ids around it (the piece it was decoded in) never change its number."""
+    if all(type(value) is int for value in values):
         numbers = None
-    if numbers is None or not all(type(value) is int for value in values):
-        found = np.empty(len(values), dtype=np.int64)
-        for at, value in enumerate(values):
-            found[at] = -1 - table.setdefault(value, len(table))  # other ids: negative, apart from the numbers
-        return found
-    return numbers
+        try:
+            numbers = np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass
+        if numbers is not None and (numbers >= 0).all():
+            return numbers
+    found = np.empty(len(values), dtype=np.int64)
+    for at, value in enumerate(values):
+        found[at] = value if type(value) is int and 0 <= value <= INT64_HIGH \
+            else -1 - table.setdefault(value, len(table))
+    return found
+
+
+INT64_HIGH = (1 << 63) - 1
+
+
+def _pair_ids(pairs: Pairs, later: Pairs) -> np.ndarray:
+    """`later`'s pairs (by their numbers there) as numbers of `pairs`, which takes in the new ones in their order."""
+    keys = list(later.numbers)
+    if not keys:
+        return np.zeros(0, dtype=np.int32)
+    return pairs.ids([key[0] for key in keys], [key[1] for key in keys])
 
 
 class EventColumns:
@@ -203,6 +218,28 @@ class EventColumns:
         self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
                                   if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
 
+    def absorb(self, later: EventColumns) -> None:
+        """The columns of the events that follow this one's in the file (gathered on their own), taken in: every
+        interned value and (pid, tid) pair numbered as if this one had read them, in the order they first come."""
+        names, categories, args = (_ids(list(table), own) for table, own in ((later.names, self.names),
+                                                                           (later.categories, self.categories),
+                                                                           (later.args, self.args)))
+        lanes = _pair_ids(self.lane_keys, later.lane_keys)
+        for ts, dur, lane, name, category, arg in later.parts:
+            self.parts.append((ts, dur, lanes[lane], names[name], categories[category], args[arg]))
+        flow_keys = _pair_ids(self.flow_keys, later.flow_keys)
+        flow_ids = _ids(list(later.flow_ids), self.flow_ids).astype(np.int64)
+        for phase, found in later.flows.items():
+            for keys, times, ids in found:
+                other = ids < 0
+                ids = ids.copy()
+                ids[other] = -1 - flow_ids[-1 - ids[other]]
+                self.flows[phase].append((flow_keys[keys], times, ids))
+        self.lane_names.update(later.lane_names)
+        self.orders.update(later.orders)
+        self.process_names.update(later.process_names)
+        self.metric_events += later.metric_events
+
     def trace(self, base: int | None) -> Trace:
         ts, dur, lane, name, category, arg = (np.concatenate([part[at] for part in self.parts]) if self.parts
                                               else np.zeros(0, dtype=np.float64 if at < 2 else np.int32)
@@ -220,7 +257,7 @@ class EventColumns:
         start = ts * NS_PER_US
         origin = start.min() if len(start) else 0.0
         start -= origin
-        by = np.lexsort((start, lane))  # stable: equal starts keep the file's order
+        by = order_by(lane, start)  # stable: equal starts keep the file's order
         args = list(self.args)
         stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
         columns = Columns(start[by], (dur * NS_PER_US)[by], lane[by], name[by], category[by],

@@ -204,6 +204,17 @@ class IndexMap(Mapping):
         return len(self.keys_)
 
 
+def order_by(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The positions sorted by `first`, then `second`, equal pairs in position order: what
+    ``np.lexsort((second, first))`` gives, found by one stable sort of complex numbers (`first` their real parts,
+    `second` their imaginary ones), which numpy compares part by part in that order, many times faster than lexsort
+    (and faster still on runs already in order, as a trace's events come). `first` holds whole numbers (exact as
+    doubles), and neither holds NaN."""
+    keys = np.empty(len(first), dtype=np.complex128)
+    keys.real, keys.imag = first, second
+    return np.argsort(keys, kind="stable")
+
+
 def segment_running_max(values: np.ndarray, segments: np.ndarray) -> np.ndarray:
     """The running maximum of `values`, restarted where `segments` (non-decreasing integers) changes: exact, as it
     runs over the values' ranks."""

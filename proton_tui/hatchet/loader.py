@@ -96,6 +96,12 @@ class PendingLoad:
         self.settled = settled
         self._streaming = ExitStack()  # a large trace read a piece at a time (else: `data`, read whole)
         self.trace_file = self._streaming.enter_context(streamed(path, settled))
+        self._split = None  # a large trace's workers, decoding it meanwhile (`split_read`)
+        if self.trace_file is not None:
+            from proton_tui.hatchet.split_read import SplitRead, workers_for
+
+            if workers := workers_for(self.trace_file):
+                self._split = SplitRead(path, self.trace_file, workers)
         self.data = None if self.trace_file is not None else self._held.enter_context(mapped(path, settled))
         self.size = self.trace_file.size if self.trace_file is not None else len(self.data)
         self.bytes_read = 0  # so far, as a `finish` under way reports it (a file read in pieces: after each piece)
@@ -106,6 +112,8 @@ class PendingLoad:
         the interpreter long enough to delay the end by a fraction of a second."""
         self._abandon = self._abandon or abandon
         self._cancelled.set()
+        if (split := self._split) is not None:
+            split.kill()
 
     def _read_so_far(self, done: int) -> None:
         self.bytes_read = done
@@ -153,16 +161,36 @@ class PendingLoad:
         from proton_tui.hatchet.trace_stream import NotStreamable, stream_trace
 
         with self._streaming:
-            try:
-                trace = stream_trace(self.path, self.trace_file.pieces(), self._stop_here, self._read_so_far)
-            except (NotStreamable, TraceError):  # read whole, where every error is worded
-                trace = None
-            else:
+            trace = self._split_trace()
+            if trace is None:
+                try:
+                    trace = stream_trace(self.path, self.trace_file.pieces(), self._stop_here, self._read_so_far)
+                except (NotStreamable, TraceError):  # read whole, where every error is worded
+                    trace = None
+            if trace is not None:
                 self.trace_file.check()
         self.trace_file = None
         return None if trace is None else trace_profile(self.path, trace, self.show_internal, self._stop_here)
 
+    def _split_trace(self):
+        """The trace as the workers decoded it; None when there are none, or one reader must read it after all."""
+        split = self._split
+        if split is None:
+            return None
+        try:  # kept meanwhile, so that a cancel stops the workers
+            trace = split.trace(self._stop_here, self._read_so_far)
+        finally:
+            split.close()
+            self._split = None
+        if trace is not None:
+            self.trace_file.read_by_workers()
+            self._read_so_far(self.size)
+        return trace
+
     def close(self) -> None:
+        if self._split is not None:
+            self._split.close()
+            self._split = None
         self._streaming.close()
         self._held.close()
 

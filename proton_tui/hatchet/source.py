@@ -257,6 +257,11 @@ class TraceFile:
             self.read += len(piece)
             yield piece
 
+    def read_by_workers(self) -> None:
+        """The whole file was read by workers that share this open file (`split_read`), under its read lease."""
+        assert self.lease is not None, "workers read only a file under its lease"
+        self.read = self.size
+
     def check(self) -> None:
         """CaptureError when the file was written while it was read (what was read may be neither version)."""
         if self.read != self.size or _version(self.fd) != self.version or _version(self.path) != self.version \

@@ -36,6 +36,18 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
                  progress: Callable[[int], None] = lambda done: None) -> Trace:
     """The trace whose bytes `pieces` yields, in order. Raises NotStreamable (read it whole instead); `cancelled` is
     asked before each piece: True raises LoadCancelled. `progress` is told how many bytes have been read."""
+    head, first, done = trace_head(pieces)
+    columns = EventColumns()
+    tail, done, _ = read_events(path, first, pieces, columns, cancelled, progress, done)
+    tail += b"".join(pieces)  # the object's keys after its events
+    base = base_time(head, tail)
+    progress(done + len(tail))
+    return columns.trace(base)
+
+
+def trace_head(pieces: Iterator[bytes]) -> tuple[bytes, bytearray, int]:
+    """The bytes before the event list's `[`, the bytes read from the `[` on, and how many were read; NotStreamable
+    when no `traceEvents` list starts within HEAD_LIMIT bytes."""
     rest, done = b"", 0
     for piece in pieces:
         rest += piece
@@ -46,10 +58,25 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
             raise NotStreamable
     else:
         raise NotStreamable
-    head = rest[:found.end() - 1]
-    buf = bytearray(rest[found.end() - 1:])  # from the list's `[`: a piece is decoded from there to its cut
-    del rest
-    columns, count, low, after_comma = EventColumns(), 0, 0, False
+    return rest[:found.end() - 1], bytearray(rest[found.end() - 1:]), done
+
+
+def base_time(head: bytes, tail: bytes) -> int | None:
+    """The trace's `baseTimeNanoseconds`, from the object's keys around its events; NotStreamable when they are
+    not right."""
+    try:
+        return TRACE_INDEX.decode(head + b"[]" + tail).baseTimeNanoseconds
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise NotStreamable from None
+
+
+def read_events(path: Path, buf: bytearray, pieces: Iterator[bytes], columns: EventColumns,
+                cancelled: Callable[[], bool] = lambda: False, progress: Callable[[int], None] = lambda done: None,
+                done: int = 0) -> tuple[bytes, int, int]:
+    """The events of a list (`buf`: the bytes from its `[` on, then what `pieces` yields) decoded into `columns`
+    a piece at a time: the bytes after the list's `]` that were read with it, how many bytes were read, and how many
+    events. Raises NotStreamable, and LoadCancelled once `cancelled` says so."""
+    count, low, after_comma = 0, 0, False
     while True:
         if cancelled():
             raise LoadCancelled(path)
@@ -57,8 +84,7 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
         if buf[space:space + 1] == b"]":  # the list ends: no event before it, or a comma (not JSON) before it
             if after_comma:
                 raise NotStreamable
-            tail = bytes(buf[space + 1:])
-            break
+            return bytes(buf[space + 1:]), done, count
         cut = _cut(buf, low)
         if cut is None:
             piece = next(pieces, None)
@@ -75,17 +101,9 @@ def stream_trace(path: Path, pieces: Iterator[bytes], cancelled: Callable[[], bo
         count += len(events)
         del events  # and with them the views of `buf` their arguments were
         if closed:
-            tail = bytes(buf[after:])
-            break
+            return bytes(buf[after:]), done, count
         del buf[:after - 1]  # the comma before the next event becomes its piece's `[`
         buf[0], low, after_comma = ord("["), 1, True
-    tail += b"".join(pieces)  # the object's keys after its events
-    try:
-        index = TRACE_INDEX.decode(head + b"[]" + tail)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        raise NotStreamable from None
-    progress(done + len(tail))
-    return columns.trace(index.baseTimeNanoseconds)
 
 
 def _cut(buf: bytearray, low: int) -> tuple[list, int, bool] | None:

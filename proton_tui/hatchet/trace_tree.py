@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from proton_tui.hatchet.columns import order_by
 from proton_tui.hatchet.lanes import WARP, warp_site
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _warps(trace: Trace, events: np.ndarray, node_at) -> None:
         cta_warp_of_lane[number] = cta_warps.setdefault(key, len(cta_warps))
     lanes = columns.lane[events]
     # each warp's scopes by start, the longest first among equal starts; ties keep the columns' order
-    events = events[np.lexsort((-columns.duration[events], columns.start[events], group_of_lane[lanes]))]
+    events = events[_by_warp_start_longest(group_of_lane[lanes], columns.start[events], columns.duration[events])]
     groups = group_of_lane[columns.lane[events]]
     starts, ends = columns.start[events], columns.end[events]
     parent = _enclosing(starts, ends, groups)
@@ -125,6 +126,21 @@ def _warps(trace: Trace, events: np.ndarray, node_at) -> None:
         metrics = node_at(keys[found])["metrics"]
         metrics["cycles"] = sum(durations[group].tolist(), metrics.get("cycles", 0.0))
         metrics["normalized_cycles"] = metrics["cycles"] / len(np.unique(cta_warp[group]))
+
+
+def _by_warp_start_longest(groups: np.ndarray, starts: np.ndarray, durations: np.ndarray) -> np.ndarray:
+    """The positions sorted by group, then start, the longest first among equal starts, ties in position order: what
+    ``np.lexsort((-durations, starts, groups))`` gives, by one sort of (group, start) and a second one over the few
+    positions whose (group, start) another shares."""
+    order = order_by(groups, starts)
+    sorted_groups, sorted_starts = groups[order], starts[order]
+    tied = (sorted_groups[1:] == sorted_groups[:-1]) & (sorted_starts[1:] == sorted_starts[:-1])
+    if tied.any():
+        runs = np.cumsum(np.r_[True, ~tied])  # each run of equal (group, start) numbered, in order
+        shared = np.flatnonzero(np.r_[tied, False] | np.r_[False, tied])
+        within = order[shared]
+        order[shared] = within[np.lexsort((-durations[within], runs[shared]))]
+    return order
 
 
 def _enclosing(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from proton_tui.hatchet.columns import order_by
 from proton_tui.hatchet.lanes import WarpLane
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
@@ -308,8 +309,7 @@ def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: 
     group_name, group_warp = keys_by[firsts] // len(order.warps), keys_by[firsts] % len(order.warps)
     # the scopes in order of their first start (then line, then where they come in the walk)
     starts = columns.start[walk]
-    positions = np.arange(len(walk))
-    earliest = np.lexsort((positions, starts, names))
+    earliest = order_by(names, starts)  # equal starts in the walk's order
     earliest = earliest[np.r_[True, names[earliest][1:] != names[earliest][:-1]]]
     appears = {int(names[at]): (int(order.line[lanes[at]]), float(starts[at])) for at in earliest}
     first_in_walk = np.unique(names, return_index=True)[1]

@@ -11,7 +11,8 @@ import sys
 import numpy as np
 
 from proton_tui.hatchet import load_profile
-from proton_tui.hatchet.columns import Columns, merged, segment_running_max
+from proton_tui.hatchet.columns import Columns, merged, order_by, segment_running_max
+from proton_tui.hatchet.trace_tree import _by_warp_start_longest
 from proton_tui.output.document import summary_json, write_json
 from proton_tui.output.text import trace_lines
 from proton_tui.view.display import Display
@@ -52,3 +53,22 @@ def test_a_running_maximum_per_lane_is_exact_where_an_offset_would_round():
     opens, reach = merged(starts, ends, lanes)
     assert opens.tolist() == [True, True, True, False, True] and reach.tolist() == [1e16 + 2, 1e16 + 4, 1e16 + 2,
                                                                                     5.0]
+
+
+def test_ordering_by_two_columns_is_lexsorts_order_ties_and_all():
+    """One sort of complex numbers orders by group, then time, exactly as lexsort does: times that differ in their
+    last bit, equal pairs in position order, signed zeros, groups large and small; the warps' order also puts the
+    longest first among equal starts."""
+    rng = np.random.default_rng(7)
+    count = 50_000
+    groups = rng.integers(0, 300, count).astype(np.int64)
+    groups[::97] = 2**40  # a large group number, exact as a double
+    starts = rng.integers(0, 40, count).astype(np.float64) * 0.1  # many equal starts
+    starts[::13] = np.nextafter(starts[::13], np.inf)  # one bit above another
+    starts[::17] = -0.0
+    durations = rng.integers(1, 5, count).astype(np.float64)
+    assert np.array_equal(order_by(groups, starts), np.lexsort((starts, groups)))
+    assert np.array_equal(_by_warp_start_longest(groups, starts, durations),
+                          np.lexsort((-durations, starts, groups)))
+    assert np.array_equal(_by_warp_start_longest(groups, np.arange(count, dtype=np.float64), durations),
+                          np.lexsort((-durations, np.arange(count), groups)))  # no two starts equal
