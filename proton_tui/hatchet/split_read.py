@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
 
 MIN_CPUS = 4  # below this one reader reads: on two cores workers saved nothing of `view --plain` (measurements.md)
-MAX_WORKERS = 8  # workers at most: calibrated on the H200 box (16 cores), docs/measurements.md
+MAX_WORKERS = 4  # at most: 4 to 16 read as fast on the H200 box (16 cores), 4 with the least memory (measurements.md)
 MIN_STRETCH_BYTES = 8_000_000  # the least a worker is given
 CUT_WINDOW = 1 << 20  # bytes searched for a cut after each stretch's nominal end
 BETWEEN_EVENTS = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
