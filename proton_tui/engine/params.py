@@ -51,17 +51,27 @@ def parse_size(text: str | int) -> int:
     if value is None:
         raise ParamError("--size", f"{text!r} is not a size (try 1048576, 1M, 2^20 or 1<<20)")
     if not 1 <= value <= MAX_SIZE:
-        raise ParamError("--size", f"{value} is out of range 1..{MAX_SIZE}")
+        raise ParamError("--size", f"{_said(value, text)} is out of range 1..{MAX_SIZE}")
     return value
 
 
 def _parse_count(text: str) -> int | None:
     if match := PLAIN_COUNT.match(text):
         return int(match[1]) * SIZE_SUFFIXES[match[2].upper()]
-    if (match := POWER_COUNT.match(text)) and int(match[3]) <= 64:
+    if match := POWER_COUNT.match(text):
         base, exponent = int(match[1]), int(match[3])
+        if exponent > 64 and base > 1:  # past any limit: not worked out (it could have thousands of digits)
+            return BEYOND
         return base << exponent if match[2] == "<<" else base**exponent
     return None
+
+
+BEYOND = 1 << 128  # a count written as a power past 2^64: beyond every limit, and said as it was written
+
+
+def _said(value: int, text: str | int) -> str:
+    """A count as the message says it: its value, or as written where it is beyond every limit."""
+    return repr(str(text).strip()) if value == BEYOND else str(value)
 
 
 def parse_count(flag: str, text: str | int, *, power_of_two: bool = False, most: int = MAX_SIZE,
@@ -74,7 +84,7 @@ def parse_count(flag: str, text: str | int, *, power_of_two: bool = False, most:
     if power_of_two and value & (value - 1):
         raise ParamError(flag, f"{value} is not a power of two (tl.arange requires one)")
     if value > most:
-        raise ParamError(flag, f"{value} is more than {most} ({why})")
+        raise ParamError(flag, f"{_said(value, text)} is more than {most} ({why})")
     return value
 
 

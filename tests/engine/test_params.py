@@ -171,3 +171,16 @@ def test_the_form_names_an_option_by_its_label():
     assert (label_of("--size"), label_of("--block-size"), label_of("--python")) == ("Size", "Block size",
                                                                                       "Interpreter")
     assert label_of("--name") == "--name"  # not on the form
+
+
+@pytest.mark.parametrize("text", ["2^100", "2**999", "3 << 200"])
+def test_a_power_past_every_limit_is_out_of_range_as_written(text):
+    """A power too large to be worked out is said to be out of range, as it was written: it is a size, too large."""
+    from proton_tui.engine.params import parse_count
+
+    with pytest.raises(ParamError) as caught:
+        parse_size(text)
+    assert str(caught.value) == f"--size: {text!r} is out of range 1..2147483647"
+    with pytest.raises(ParamError) as caught:
+        parse_count("--iters", text)
+    assert str(caught.value) == f"--iters: {text!r} is more than 2147483647 (a 32-bit integer)"

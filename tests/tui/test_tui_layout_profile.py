@@ -201,3 +201,28 @@ def test_header_parts_wrap_whole_onto_the_lines_given():
     assert wrapped_parts(parts, 34) == ["capture.hatchet  GPU time 1.00 ms", "3 launches  2 kernels"]
     assert wrapped_parts(parts, 20, lines=2) == ["capture.hatchet", "GPU time 1.00 ms  …"]
     assert wrapped_parts(["漢字漢字.hatchet", "x"], 6, lines=1) == ["漢字 …"]  # cells, not characters
+
+
+@pytest.mark.parametrize("trace, name", [("triton390_two_streams.chrome_trace", ""),
+                                         ("instr_scopes_trace.chrome_trace", " k_scoped")])
+async def test_a_narrow_timeline_drops_its_titles_parts_whole_and_never_cuts_a_number(trace, name):
+    """The title's numbers are shown whole or not at all as the window narrows; only the kernel's name after them
+    may be cut by the border."""
+    async with ProtonApp(load_profile(FIXTURES / trace)).run_test(size=(160, 24)) as pilot:
+        await settled(pilot)
+        timeline = next(view for view in pilot.app.screen.query(".timeline") if view.display)
+        wide = str(timeline.border_title)
+        assert "a cell" in wide and wide.endswith(name)
+        for width in (60, 44, 40, 36):
+            await pilot.resize_terminal(width, 12)
+            await pilot.pause()
+            await pilot.pause()
+            numbers = str(timeline.border_title).removesuffix(name)
+            parts, _ = timeline._title()
+            whole = [" ".join(parts[:count]) for count in range(len(parts) + 1)]
+            assert numbers in whole, (width, numbers, parts)  # whole parts, in order
+            assert cell_len(numbers) <= timeline.size.width - 6, (width, numbers)
+            if numbers != whole[-1]:  # a part left out would not have fit
+                assert cell_len(whole[whole.index(numbers) + 1]) > timeline.size.width - 6, (width, numbers)
+            border = screen_lines(pilot.app)[timeline.region.y]
+            assert numbers in border and "…" not in numbers, (width, border)

@@ -386,6 +386,19 @@ async def test_traces_without_a_clock_base_are_aligned_by_their_first_events(tmp
         assert dict(screen.query_one(DetailsPane).rows)["vs ranks"].startswith("ended first of the 2 ranks")
 
 
+async def test_j_and_k_move_in_both_tables_as_down_and_up_do():
+    app = rank_set_app(H200_RANKS)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        for table in (screen.query_one(RankTable), screen.query_one(KernelRankTable)):  # 2 ranks, 7 kernels
+            table.focus()
+            await pilot.pause()
+            await pilot.press("j")
+            assert table.cursor_row == 1
+            await pilot.press("k")
+            assert table.cursor_row == 0
+
+
 async def test_a_sort_keeps_the_cursor_on_its_kernel():
     app = rank_set_app(H200_RANKS)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -266,7 +266,8 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         run_screen = app.screen
         assert (run_screen.params.size, run_screen.params.iters, run_screen.params.device) == (4096, 2, "cpu")
         assert any("CPU check through the Triton interpreter at 4,096 elements × 2 launches, about " in n.message
-                   for n in app._notifications)
+                   and "(Size: the interpreter's 4,096, not the form's 1,048,576, Iterations: the interpreter's 2, not "
+                   "the form's 20; change them to run another)" in n.message for n in app._notifications)
         await wait_for(lambda: run_screen.result is not None, 120)
         assert run_screen.result.verdict.passed
         await pilot.press("b")
@@ -277,7 +278,9 @@ async def test_the_cpu_check_runs_at_the_interpreters_size_unless_told_otherwise
         await wait_for(lambda: isinstance(app.screen, RunScreen) and app.screen is not run_screen)
         # the size typed is kept; the launches left at their default are the interpreter's, as `run` has them
         assert app.screen.params.size == 4 * 2**20 and app.screen.params.iters == 2
-        assert any(f"at {4 * 2**20:,} elements × 2 launches, about " in n.message for n in app._notifications)
+        assert any(f"at {4 * 2**20:,} elements × 2 launches, about " in n.message and
+                   "(Iterations: the interpreter's 2, not the form's 20; change it to run another)" in n.message
+                   for n in app._notifications)
         assert " s of about " in app.screen.status_text()
         await pilot.press("escape")  # cancel it
         await wait_for(lambda: app.screen.result is not None, 60)

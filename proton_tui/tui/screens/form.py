@@ -378,8 +378,12 @@ class FormScreen(Screen):
             why = "No GPU here, so Proton is off: " if not vendor else ""
             text = (f"{why}{what} through the Triton interpreter at {sized.size:,} elements × {launches}, about "
                     f"{seconds:,.0f} s")
-            if sized != params:
-                text += " (the interpreter's size: change Size or Iterations to run another)"
+            taken = [(PARAMS[field].label, getattr(sized, field), getattr(params, field)) for field in SIZING
+                     if getattr(sized, field) != getattr(params, field)]
+            if taken:  # each field left as it was: the interpreter's value, said beside the form's
+                text += " (" + ", ".join(f"{label}: the interpreter's {value:,}, not the form's {shown:,}"
+                                         for label, value, shown in taken)
+                text += f"; change {'it' if len(taken) == 1 else 'them'} to run another)"
             slow = seconds > SLOW_CHECK_S
             self.notify(text, severity="warning" if slow else "information", timeout=8 if slow else 6)
             params = sized

@@ -24,6 +24,7 @@ from proton_tui.view.timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoo
 
 NAME_WIDTH = 18  # cells of the row names' column, at least: it widens to the widest name up to NAME_SHARE
 NAME_SHARE = 0.4  # of the timeline's width, the most the row names' column takes
+TITLE_MARGIN = 6  # cells of the border around its title: "╭─ " and " ─╮"
 PAN_SHARE = 0.25  # h and l move the window by this share of its width
 FOCUS_MARGIN = 4.0  # Enter shows the selected event as a quarter of the window
 
@@ -91,8 +92,20 @@ class TimelineView(ScrollView, can_focus=True):
         """The layout's rows: None for one per lane."""
         return None
 
-    def _title(self) -> Text:
+    def _title(self) -> tuple[list[str], str]:
+        """The title's numbers, in parts each shown whole or not at all, and a name after them (cut if need be)."""
         raise NotImplementedError
+
+    def _fitted_title(self) -> Text:
+        """The title's parts that fit the border whole, in order (never a number cut short), then its name."""
+        parts, name = self._title()
+        room = (self.size.width or 80) - TITLE_MARGIN
+        shown: list[str] = []
+        for part in parts:
+            if cell_len(" ".join([*shown, part])) > room:
+                break
+            shown.append(part)
+        return Text(" ".join([*shown, name] if name else shown))
 
     def _line(self, number: int, width: int, base: Style) -> Strip:
         raise NotImplementedError
@@ -127,7 +140,7 @@ class TimelineView(ScrollView, can_focus=True):
         rows = self._sources()
         self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=self.SNAP)
         self.virtual_size = Size(self.bars_width + self.name_width + 1, len(self.layout_.rows) + 1)
-        self.border_title = self._title()
+        self.border_title = self._fitted_title()
         self.refresh()
 
     def select(self, event: int, row: int | None = None) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from rich.style import Style
-from rich.text import Text
 from textual.binding import Binding
 from textual.strip import Strip
 
@@ -35,11 +34,11 @@ class LaneTimeline(TimelineView):
         if len(trace.events):
             self.select(int(kernels.argmax()) if kernels.any() else 0)
 
-    def _title(self) -> Text:
+    def _title(self) -> tuple[list[str], str]:
         start, end = self.window
         span = end - start  # the window's ends in the decimals that tell them apart
-        return Text(f"Timeline: {format_tick(start, span)} – {format_tick(end, span)} "
-                    f"({format_value(self.layout_.cell_ns, 'ns')} a cell)")
+        return [f"Timeline: {format_tick(start, span)} – {format_tick(end, span)}",
+                f"({format_value(self.layout_.cell_ns, 'ns')} a cell)"], ""
 
     def action_launch(self, step: int) -> None:
         if self.trace is not None and self.selected is not None:

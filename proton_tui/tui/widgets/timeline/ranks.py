@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.strip import Strip
 
 from proton_tui.console import cut_field, printable
@@ -38,10 +37,10 @@ class RanksTimeline(LaneTimeline):
         lane_row = self.row_of_lane[self.trace.events[event].lane]
         return row if row is not None and row == lane_row else lane_row
 
-    def _title(self) -> Text:
+    def _title(self) -> tuple[list[str], str]:
         start, end = self.window
-        return Text(f"Ranks by {self.model.aligned_by}: {format_value(start, 'ns')} – {format_value(end, 'ns')} "
-                    f"({format_value(self.layout_.cell_ns, 'ns')} a cell)")
+        return [f"Ranks by {self.model.aligned_by}: {format_value(start, 'ns')} – {format_value(end, 'ns')}",
+                f"({format_value(self.layout_.cell_ns, 'ns')} a cell)"], ""
 
     def action_launch(self, step: int) -> None:
         if self.trace is not None and self.selected is not None and \

@@ -85,15 +85,15 @@ class WarpTimeline(TimelineView):
     def _sources(self) -> list:
         return [row.source for row in self.warp_rows]
 
-    def _title(self) -> Text:
+    def _title(self) -> tuple[list[str], str]:
         start, end = self.window
         origin, launch = self.bounds[0], self.launch
         # the numbers first: a long kernel name is what the border cuts. Positions are trace units (cycles within a
         # CTA, ns between CTAs), so they are never converted to time
-        return Text(
-            f"Launch {launch.number} of {len(self.warps.launches)}: {cycles_number(round(start - origin))} – "
-            f"{cycles_number(round(end - origin))} ({cycles_number(round(self.layout_.cell_ns))} a cell, trace "
-            f"units) {printable(cut_field(launch.kernel))}")
+        return [f"Launch {launch.number} of {len(self.warps.launches)}:",
+                f"{cycles_number(round(start - origin))} – {cycles_number(round(end - origin))}",
+                f"({cycles_number(round(self.layout_.cell_ns))} a cell, trace units)"], \
+            printable(cut_field(launch.kernel))
 
     def _ticks(self) -> list[tuple[int, str]]:
         return self.layout_.ruler(origin=self.bounds[0], text=lambda units: cycles_number(round(units)))
