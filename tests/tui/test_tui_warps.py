@@ -191,3 +191,25 @@ async def test_warps_landing_after_going_back_to_the_table_leave_its_details(mon
         await wait_for(lambda: timeline.warps is not None, 30, "the warps")
         await pilot.pause()
         assert details(app) == before and "ROOT" in before
+
+
+async def test_it_opens_with_the_selected_warp_in_view_however_far_down_its_row_is(tmp_path):
+    """A launch of 256 CTAs: the slowest warp's SM is far down the rows, opened for it and scrolled to."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_instr_trace.py"), "--ctas", "256", "--launches",
+                    "5", "--out", str(tmp_path)], check=True, capture_output=True, timeout=120)
+    (path,) = tmp_path.glob("*.chrome_trace")
+    app = ProtonApp(load_profile(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: app.screen.query(WarpTimeline) and app.screen.query_one(WarpTimeline).warps
+                       is not None, what="the warps")
+        await pilot.pause()
+        timeline = app.screen.query_one(WarpTimeline)
+        assert timeline.warp_rows[timeline.row].kind == "warp" and timeline.row > 20
+        top = round(timeline.scroll_y)
+        assert top <= timeline.row < top + timeline.scrollable_content_region.height - 1, (timeline.row, top)
+

@@ -154,22 +154,25 @@ class TimelineView(ScrollView, can_focus=True):
             self.window = panned(start, end, (item.start - (start + end) / 2) / (end - start), self.bounds)
             self._lay_out()
         self._row_in_view()
+        self.call_after_refresh(self._row_in_view)  # again once laid out: a scroll bar may have taken a row
         self.refresh()
         self.post_message(self.Selected(self, event))
 
     def _row_in_view(self) -> None:
         """Scroll so the selected row shows under the ruler."""
-        rows_shown = max(1, (self.scrollable_content_region.height or self.size.height or 2) - 1)
-        if self.row is None:
+        height = self.scrollable_content_region.height
+        if self.row is None or not height:  # not laid out yet: done once it is
             return
+        rows_shown = max(1, height - 1)
         if self.row < round(self.scroll_y):
-            self.scroll_to(y=self.row, animate=False, immediate=True)
+            self.scroll_to(y=self.row, animate=False, immediate=True, force=True)
         elif self.row >= round(self.scroll_y) + rows_shown:
-            self.scroll_to(y=self.row - rows_shown + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.row - rows_shown + 1, animate=False, immediate=True, force=True)
 
     def on_resize(self) -> None:
         if self.trace is not None and self.layout_ is not None and self.layout_.width != self.bars_width:
             self._lay_out()
+        self._row_in_view()  # the selected row kept in view at the new size (and at the first one, once known)
 
     def _bar(self) -> Bar | None:
         """The selected event's bar; the window moved to it first when panning left it outside."""
