@@ -319,6 +319,19 @@ def run_on_a_terminal(*args: str, keys: bytes = b"", wait_for_text: str = "",
             process.kill()
 
 
+@SIZES
+async def test_the_key_bar_keeps_help_and_quit_at_its_right_end_on_every_view_of_a_rank_set(tmp_path, size):
+    folder, _ = trace_ranks(tmp_path)
+    app = rank_set_app(folder)
+    async with app.run_test(size=size) as pilot:
+        await opened(app, pilot)
+        for view in ("the timeline", "the tables"):
+            bar = screen_lines(app)[-1]
+            assert "f1 Help  ^q Quit" in bar, (view, bar)
+            await pilot.press("t")
+            await pilot.pause()
+
+
 @pytest.mark.parametrize("given", ["folder", "files"])
 def test_view_of_a_folder_or_files_on_a_terminal_opens_the_rank_set(given):
     paths = [str(H200_RANKS)] if given == "folder" else [str(H200_RANKS / f"ranks.rank{r}.hatchet") for r in (0, 1)]

@@ -12,6 +12,7 @@ from textual.widget import Widget
 HELP = Binding("f1,question_mark", "help", "Help")  # the app's, on every screen
 QUIT = Binding("ctrl+q", "quit", "Quit", priority=True)  # the app's, on every screen, modal ones too
 QUIT_ACTIONS = {"quit", "app.quit"}
+HELP_ACTIONS = {HELP.action, f"app.{HELP.action}"}  # help, bound by the app or by a screen for the app
 
 
 class KeyBar(Widget, can_focus=False):
@@ -49,15 +50,16 @@ class KeyBar(Widget, can_focus=False):
                   if binding.show and binding.action not in QUIT_ACTIONS]
         order = getattr(screen, "KEY_BAR_ORDER", ())
         listed.sort(key=lambda item: order.index(item[0].action) if item[0].action in order else len(order))
-        listed.sort(key=lambda item: item[0].action == HELP.action)  # stable: help last of the screen's keys
+        listed.sort(key=lambda item: item[0].action in HELP_ACTIONS)  # stable: help last of the screen's keys
         listed.append((QUIT, True))
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
         if palette is not None:
             listed.append(palette[1:3])
         by_action: dict[str, tuple[str, str, str, bool]] = {}
         for binding, enabled in listed:
-            by_action.setdefault(binding.action, (binding.key, self.app.get_key_display(binding),
-                                                  binding.description, enabled))
+            action = HELP.action if binding.action in HELP_ACTIONS else binding.action
+            by_action.setdefault(action, (binding.key, self.app.get_key_display(binding), binding.description,
+                                          enabled))
         keys = tuple(by_action.values())
         self.pinned = sum(1 for action in by_action if action == HELP.action) + 1 + (palette is not None)
         if keys != self.keys:
