@@ -226,3 +226,18 @@ async def test_a_narrow_timeline_drops_its_titles_parts_whole_and_never_cuts_a_n
                 assert cell_len(whole[whole.index(numbers) + 1]) > timeline.size.width - 6, (width, numbers)
             border = screen_lines(pilot.app)[timeline.region.y]
             assert numbers in border and "…" not in numbers, (width, border)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_the_sort_arrow_keeps_every_title_whole_and_over_its_numbers(size):
+    async with ProtonApp(load_profile(capture_path("gpt2_shadow"))).run_test(size=size) as pilot:
+        await settled(pilot)
+        for _ in range(4):  # each sort in turn
+            await pilot.press("s")
+            await pilot.pause()
+            lines = screen_lines(pilot.app)
+            header = next(line for line in lines if line.startswith("name") or line.startswith("kernel"))
+            root = next(line for line in lines if "ROOT" in line)
+            assert header.rstrip().endswith("avg"), header
+            for title, number in (("launches", "1,439"), ("avg", "21.61 µs")):
+                assert header.index(title) + len(title) == root.index(number) + len(number), (header, root)

@@ -9,6 +9,7 @@ costs a list of ints, not a widget per node.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from rich.cells import cell_len, set_cell_size
 
@@ -225,7 +226,7 @@ class TableRows:
         fitting, used = [], MIN_NAME_WIDTH
         for position in ranked:
             column = self.columns[position]
-            cells = column.width
+            cells = self.column_width(position)
             if column.key == "bar" and used + cells + 2 > width:
                 cells = max(MIN_BAR_WIDTH, width - used - 2)
             if used + cells + 2 > width:
@@ -235,13 +236,21 @@ class TableRows:
         self._layouts[width, sorted_by] = found = sorted(fitting)
         return found
 
+    def column_width(self, position: int) -> int:
+        """A column's cells: the sorted one a cell wider where its title needs one for the arrow (▼launches), so
+        that its title stays whole and over its numbers."""
+        column = self.columns[position]
+        if column.key != self.display.sort.column:
+            return column.width
+        return max(column.width, cell_len(column.title) + 1)
+
     def line(self, name: str, cells: list[str], width: int, share: float | None = None, guide: str = "",
              compact_guide: str = "") -> str:
         """A row: the guide lines and the name in what the columns leave (`name_cell`), then the cells; a narrowed
         share bar drawn again from `share` at its width."""
         def cell(i: int, cells_wide: int) -> str:
-            if cells_wide == self.columns[i].width:
-                return self.columns[i].align(cells[i])
+            if cells_wide == self.column_width(i):
+                return replace(self.columns[i], width=cells_wide).align(cells[i])
             # the narrowed share bar: drawn again at its width (its title, wider, left out)
             return share_bar(share, cells_wide) if share is not None else " " * cells_wide
 
