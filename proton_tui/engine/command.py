@@ -13,7 +13,7 @@ from pathlib import Path
 from proton_tui.engine.params import RunParams, capture_suffix, instrumentation_mode
 from proton_tui.engine.probe import InterpreterInfo
 from proton_tui.engine.rules import AMD_FORBIDDEN_VARS, VENDOR_VISIBLE_DEVICES
-from proton_tui.engine.workload import PYTEST, HookSettings, Workload
+from proton_tui.engine.workload import PYTEST, SCRIPT, HookSettings, Workload
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,9 @@ def workload_command(params: RunParams, info: InterpreterInfo, workload: Workloa
                             None if params.backend == "auto" else params.backend, params.context,
                             "triton" if params.hook else None, params.data, params.output_format, mode)
         changes.update(hook.env(environ))
-    return Command(workload.argv, _environment(environ, changes), changes, None if workload.ranks else capture,
+    # a script named alone (SCRIPT.py) runs with the run's interpreter, as Proton's CLI would run it
+    argv = (params.python, *workload.argv) if workload.kind == SCRIPT and workload.python is None else workload.argv
+    return Command(tuple(argv), _environment(environ, changes), changes, None if workload.ranks else capture,
                    workload.cwd, hook)
 
 

@@ -53,6 +53,19 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def test_a_script_named_alone_runs_with_the_runs_interpreter(tmp_path):
+    """`run --no-profile -- train.py a b`: no interpreter named, so --python's runs it (not the file as a program)."""
+    write(tmp_path / "train.py", """\
+        import sys
+        print("ran by", sys.executable, "args", sys.argv[1:])
+    """)
+    done = proton_tui(tmp_path, "train.py", "a", "b", options=("--no-profile", "--python", PYTHON))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    record = read_run_record(the_run(tmp_path) / "run.json")
+    assert record.argv[:2] == [PYTHON, "train.py"] and record.exit_code == 0
+    assert f"ran by {PYTHON} args ['a', 'b']" in (the_run(tmp_path) / "stdout.log").read_text()
+
+
 def test_a_script_runs_in_its_folder_with_its_arguments(tmp_path):
     write(tmp_path / "work" / "train.py", """\
         import os, sys
