@@ -7,7 +7,7 @@ import sys
 from typing import Annotated
 
 import typer
-from typer._click.exceptions import ClickException
+from typer._click.exceptions import ClickException, UsageError
 
 from proton_tui.cli import check, diff, doctor, run, view
 from proton_tui.cli.common import OutputOption, PythonOption, paragraphs
@@ -25,6 +25,9 @@ app = typer.Typer(
 )
 
 
+TAKE_RUN_OPTIONS = ("run", "check", "doctor")  # the commands with their own --python and --output
+
+
 @app.callback(invoke_without_command=True)
 def start(
     ctx: typer.Context,
@@ -38,6 +41,12 @@ def start(
 
         typer.echo(f"proton-tui {__version__}")
         raise typer.Exit(0)
+    given = [flag for flag, value in (("--python", python), ("--output", output)) if value is not None]
+    if ctx.invoked_subcommand is not None and given:  # the TUI's options: a command takes its own, after it
+        command, flag = ctx.invoked_subcommand, given[0]
+        where = f"put it after the command (proton-tui {command} {flag} …)" if command in TAKE_RUN_OPTIONS \
+            else f"{command} takes none"
+        raise UsageError(f"{flag} before a command is the TUI's option: {where}")
     if ctx.invoked_subcommand is None:
         from proton_tui.tui.app import ProtonApp
 

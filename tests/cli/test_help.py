@@ -78,3 +78,21 @@ def test_help_paragraphs_are_wrapped_to_the_terminal_not_where_the_source_broke_
         for line, after in zip(lines, lines[1:]):
             if line and after and not line.startswith("   ") and not after.startswith("   "):  # in a paragraph, not a list
                 assert len(line) + 1 + len(after.split()[0]) > 78, (command, line)
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--python", "/no/such/python", "run", "--no-profile"],
+     "proton-tui: error: --python before a command is the TUI's option: put it after the command (proton-tui run "
+     "--python …)"),
+    (["--output", "elsewhere", "check", "--cpu"],
+     "proton-tui: error: --output before a command is the TUI's option: put it after the command (proton-tui check "
+     "--output …)"),
+    (["--output", "elsewhere", "view", "capture.hatchet"],
+     "proton-tui: error: --output before a command is the TUI's option: view takes none"),
+])
+def test_the_tuis_options_before_a_command_are_refused_not_ignored(tmp_path, args, line):
+    done = subprocess.run([sys.executable, "-c", "import sys; from proton_tui.entry import main; "
+                           "sys.argv[0] = 'proton-tui'; main()", *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60)
+    assert (done.returncode, done.stdout, done.stderr.strip()) == (2, "", line)
+    assert list(tmp_path.iterdir()) == []  # nothing run, nothing written
