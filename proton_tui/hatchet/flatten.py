@@ -57,11 +57,16 @@ def shown(value) -> str:
     return text
 
 
+LARGEST = int(sys.float_info.max)  # a whole number past it has no float: no sum or ratio of it could be worked out
+
+
 def _check_metrics(metrics: dict) -> None:
     for key, value in metrics.items():
         kind = type(value)
-        if kind is int or (kind is float and math.isfinite(value)):
+        if (kind is int and -LARGEST <= value <= LARGEST) or (kind is float and math.isfinite(value)):
             continue
+        if kind is int and key not in DEVICE_ID_KEYS and key not in DEVICE_TYPE_KEYS:
+            raise NodeError(f"metric {shown(key)} is {shown(value)}, past the largest number a sum can hold")
         if key in DEVICE_ID_KEYS or key in DEVICE_TYPE_KEYS:
             if kind is not str:
                 raise NodeError(f"metric {shown(key)} is {shown(value)}, not a device name")
@@ -235,7 +240,7 @@ def _plain_kernel(metrics: dict, parent: int, compact: bool) -> tuple[tuple[str,
     time_ns, count = metrics.get("time (ns)"), metrics.get("count")
     device_id, device_type = metrics.get("device_id"), metrics.get("device_type")
     if not (type(time_ns) is int and type(count) is int and type(device_id) is str and type(device_type) is str
-            and parent != ROOT_PARENT and time_ns >= 0 and count >= 0):
+            and parent != ROOT_PARENT and 0 <= time_ns <= LARGEST and 0 <= count <= LARGEST):
         return None
     if len(metrics) == 4:
         bare = compact and time_ns and device_type and ":" not in device_type and device_type not in DEVICE_TYPE_NAMES
@@ -245,7 +250,8 @@ def _plain_kernel(metrics: dict, parent: int, compact: bool) -> tuple[tuple[str,
     isfinite = math.isfinite
     for key, value in metrics.items():
         kind = type(value)
-        if not (kind is int or (kind is float and isfinite(value))) and key not in PLAIN_KERNEL_KEYS:
+        if not ((kind is int and -LARGEST <= value <= LARGEST) or (kind is float and isfinite(value))) \
+                and key not in PLAIN_KERNEL_KEYS:
             return None  # a value the general checks must see
     size = float(metrics.get("bytes", 0))
     return None if size < 0 else ((device_type, device_id), size, metrics)  # negative: the general checks name it

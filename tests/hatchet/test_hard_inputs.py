@@ -148,3 +148,18 @@ def test_a_failed_export_leaves_no_file(tmp_path):
     with pytest.raises(FileExistsError):
         write_export(out, "again")
     assert out.read_text() == "fine"
+
+
+@pytest.mark.parametrize("key", ["time (ns)", "bytes", "flops32"])
+def test_a_whole_number_past_the_largest_float_is_refused_in_one_line_by_every_output(tmp_path, key):
+    """A metric written as a whole number too large for any float: no sum or ratio of it could be worked out, so the
+    capture is refused, as one whose float values are infinite is (never an OverflowError half-way through)."""
+    node = kernel("k", 10**400) if key == "time (ns)" else kernel("k", 5, **{key: 10**400})
+    path = tmp_path / "huge.hatchet"
+    path.write_text(json.dumps([scope("ROOT", node), H200]))
+    for args in (["view", str(path), "--json"], ["view", str(path), "--plain"], ["view", str(path), "--csv"],
+                 ["diff", str(path), str(capture_path("vecadd_hook"))]):
+        result = run_cli(*args, cwd=tmp_path)
+        line = result.stderr.decode()
+        assert result.returncode == 2 and line.count("\n") == 1 and "Traceback" not in line, (args, line[-300:])
+        assert str(path) in line and result.stdout == b"", (args, line)
