@@ -106,6 +106,9 @@ def view(
         fail(f"--sort {sort!r} is not a sort key: use one of {', '.join(SORT_KEYS)}")
     if sum((plain, kernels, as_json, as_csv)) > 1:
         fail("--plain, --kernels, --json and --csv are exclusive: pick one")
+    if export is not None and (plain or as_json):  # standard output's forms: an export writes its suffix's
+        fail(f"--export writes the format its suffix names; {'--plain' if plain else '--json'} is for standard "
+             "output: pick one")
     if (kernels or as_csv or as_json) and chosen.hides_rows:
         fail("--depth and --threshold hide rows of the tree; the kernel summary (--kernels, --csv, --json) has none "
              "to hide")

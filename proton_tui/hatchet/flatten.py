@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from proton_tui.hatchet.decode import Node
 from proton_tui.hatchet.devices import device_label
 from proton_tui.hatchet.errors import LoadCancelled
@@ -43,6 +45,8 @@ LONGEST_SHOWN = 60  # characters of a value an error line shows before it is cut
 
 def shown(value) -> str:
     """A metric's value as an error line shows it: short, its nesting and length cut, and said when cut."""
+    if isinstance(value, msgspec.msgpack.Ext):  # its repr is an object's address
+        return f"a MessagePack extension value (type {value.code})"
     text = SHOWN.repr(value)
     if isinstance(value, str) and len(value) > SHOWN.maxstring:
         return f"{text} (a string of {len(value):,} characters)"

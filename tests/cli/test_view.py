@@ -112,6 +112,8 @@ def test_bad_input_one_line_exit_2_no_traceback(case, write_capture):
         (["view", "FIXTURE", "--include", "("], "--include '(' is not a valid regular expression"),
         (["view", "FIXTURE", "--depth", "-1"], "--depth"),
         (["view", "FIXTURE", "--json", "--csv"], "exclusive"),
+        (["view", "FIXTURE", "--json", "--export", "/nonexistent/out.csv"], "--json is for standard output"),
+        (["view", "FIXTURE", "--plain", "--export", "/nonexistent/out.md"], "--plain is for standard output"),
         (["view", "FIXTURE", "--json", "--depth", "1"], "--depth and --threshold hide rows"),
         (["view", "FIXTURE", "--bogus"], "--bogus"),
         (["view"], "Missing argument"),

@@ -163,3 +163,14 @@ def test_a_whole_number_past_the_largest_float_is_refused_in_one_line_by_every_o
         line = result.stderr.decode()
         assert result.returncode == 2 and line.count("\n") == 1 and "Traceback" not in line, (args, line[-300:])
         assert str(path) in line and result.stdout == b"", (args, line)
+
+
+def test_a_messagepack_extension_value_is_named_as_one_not_as_an_objects_address(tmp_path):
+    node = kernel("k", 5)
+    node["metrics"]["time (ns)"] = msgspec.msgpack.Ext(5, b"xy")
+    path = tmp_path / "ext.hatchet_msgpack"
+    path.write_bytes(msgspec.msgpack.encode([scope("ROOT", node), H200]))
+    result = run_cli("view", str(path), "--plain")
+    assert result.returncode == 2 and result.stderr.decode() == (
+        f"proton-tui: error: {path}: node 'k': metric 'time (ns)' is a MessagePack extension value (type 5), not a "
+        "number\n")
