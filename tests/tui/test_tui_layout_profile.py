@@ -54,7 +54,14 @@ async def test_a_depth_filter_is_marked_too():
     async with ProtonApp(load_profile(capture_path("gpt2_shadow"))).run_test(size=(80, 24)) as pilot:
         await settled(pilot)
         await filtered(pilot, "depth", "1")
-        assert "filtered: rows hidden by min % or depth (F clears)" in summary(pilot), summary(pilot)
+        assert "filtered: 59 rows hidden by min % or depth (F clears)" in summary(pilot), summary(pilot)
+
+
+async def test_a_depth_filter_deeper_than_the_tree_says_it_hides_no_row():
+    async with ProtonApp(load_profile(capture_path("gpt2_shadow"))).run_test(size=(80, 24)) as pilot:
+        await settled(pilot)
+        await filtered(pilot, "depth", "15")
+        assert "filtered: min % and depth hide no row (F clears)" in summary(pilot), summary(pilot)
 
 
 async def test_f_clears_a_filter_given_on_the_command_line():

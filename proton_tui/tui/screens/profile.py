@@ -256,8 +256,11 @@ class ProfileScreen(FilterAndSearch, Screen):
         shown = []
         if profile.reference_total is not None:
             shown.append(f"{format_percent(profile.percent(profile.total))} of the capture")
-        if self.view_filter.hides_rows:
-            shown.append("rows hidden by min % or depth")
+        if (chosen := self.view_filter).hides_rows:  # how many rows the depth and min % hide (none, say so)
+            hidden = sum(profile.visible(0.0, None, chosen.show_empty)) - \
+                sum(profile.visible(chosen.threshold, chosen.depth, chosen.show_empty))
+            shown.append(f"{counted(hidden, 'row')} hidden by min % or depth" if hidden else
+                         "min % and depth hide no row")
         return f"filtered: {', '.join(shown)} (F clears)" if shown else None
 
     # ---- demangled names ---------------------------------------------------------------------------------------
