@@ -53,14 +53,15 @@ def focus_field(term: Terminal, label: str, max_tabs: int = 40) -> None:
     focus went to a widget without a cursor. A Tab answered later than that only costs a trip round the focus
     chain (Tab wraps)."""
     for _ in range(max_tabs):
-        row = row_of(term.screen(), label)
-        assert row is not None, f"no {label!r} field on screen:\n{term.screen()}"
+        assert row_of(term.screen(), label) is not None, f"no {label!r} field on screen:\n{term.screen()}"
         before = term.pane("#{cursor_flag} #{cursor_x} #{cursor_y}")
         term.keys("Tab")
         deadline = time.monotonic() + TAB_WAIT_S
         while time.monotonic() < deadline:
             seen = term.pane("#{cursor_flag} #{cursor_x} #{cursor_y}")
-            if seen.split()[-1:] == [str(row)]:
+            # the field's row read again after the cursor: a line of the form's appearing above moves the fields
+            if seen.split()[-1:] == [str(row_of(term.screen(), label))] and \
+                    term.pane("#{cursor_flag} #{cursor_x} #{cursor_y}") == seen:
                 return
             if seen != before:
                 break
