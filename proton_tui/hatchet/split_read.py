@@ -233,24 +233,25 @@ class SplitRead:
     def kill(self) -> None:
         """Stop the workers still running (from any thread; `close` reaps them)."""
         with self._lock:
-            for pid, _, _ in self.children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _stop(self.children)
 
     def close(self) -> None:
         """Stop the workers still running and reap them all."""
         with self._lock:
             children, self.children = self.children, []
+            _stop(children)
             for pid, fd, _ in children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 os.close(fd)
-            for pid, _, _ in children:
                 _wait(pid)
+
+
+def _stop(children: list[tuple[int, int, int]]) -> None:
+    """SIGKILL each worker (one already gone is passed over)."""
+    for pid, _, _ in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _wait(pid: int) -> int:

@@ -186,8 +186,10 @@ class Column:
     width: int
     left: bool = False
 
-    def align(self, cell: str) -> str:
-        return cell.ljust(self.width) if self.left else cell.rjust(self.width)
+    def align(self, cell: str, width: int | None = None) -> str:
+        """`cell` padded to the column's width (or `width` cells), on its side."""
+        width = self.width if width is None else width
+        return cell.ljust(width) if self.left else cell.rjust(width)
 
 
 def columns(profile: Profile, bars: bool = False) -> list[Column]:

@@ -9,7 +9,6 @@ costs a list of ints, not a widget per node.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from rich.cells import cell_len, set_cell_size
 
@@ -250,7 +249,7 @@ class TableRows:
         share bar drawn again from `share` at its width."""
         def cell(i: int, cells_wide: int) -> str:
             if cells_wide == self.column_width(i):
-                return replace(self.columns[i], width=cells_wide).align(cells[i])
+                return self.columns[i].align(cells[i], cells_wide)
             # the narrowed share bar: drawn again at its width (its title, wider, left out)
             return share_bar(share, cells_wide) if share is not None else " " * cells_wide
 
