@@ -39,6 +39,22 @@ def split(path: Path, workers: int):
             reading.close()
 
 
+def with_workers(path: Path, workers: int) -> PendingLoad:
+    """The load of `path` with `workers` forked whatever this machine's cores (the policy is tested on its own)."""
+    pending = PendingLoad(path, settled=True)
+    pending._split = SplitRead(path, pending.trace_file, workers)
+    return pending
+
+
+def read_with_workers(path: Path, workers: int):
+    """The profile of `path` as its load with `workers` finishes it."""
+    pending = with_workers(path, workers)
+    try:
+        return pending.finish()
+    finally:
+        pending.close()
+
+
 @pytest.fixture(scope="module")
 def big_bytes(tmp_path_factory) -> bytes:
     """A trace of 16 MB and more (as one read in pieces is), made once for the module."""
@@ -81,13 +97,7 @@ def test_edge_traces_read_with_workers_are_read_as_one_reader_reads_them(tmp_pat
         path = tmp_path / f"{name}.chrome_trace"
         data = EDGES[name].replace(b"[", b"[" + b" " * 2048, 1)  # from 1 KB up: read in stretches
         path.write_bytes(data)
-        pending = PendingLoad(path, settled=True)
-        try:
-            pending._split = SplitRead(path, pending.trace_file, 3)
-            profile = pending.finish()
-        finally:
-            pending.close()
-        assert_same(profile.trace, decode_trace(data))
+        assert_same(read_with_workers(path, 3).trace, decode_trace(data))
 
 
 def strings_at_every_cut(count: int) -> bytes:
@@ -104,13 +114,7 @@ def test_a_cut_inside_a_string_sends_the_read_to_one_reader_and_the_trace_is_rig
     path.write_bytes(data)
     trace, forked = split(path, 4)
     assert forked == 4 and trace is None  # a stretch ended inside a name: it did not decode
-    pending = PendingLoad(path, settled=True)
-    try:
-        pending._split = SplitRead(path, pending.trace_file, 4)
-        profile = pending.finish()
-    finally:
-        pending.close()
-    assert_same(profile.trace, decode_trace(data))
+    assert_same(read_with_workers(path, 4).trace, decode_trace(data))
 
 
 def test_mixed_flow_ids_decoded_in_separate_pieces_match_as_when_decoded_together():
@@ -140,10 +144,8 @@ def test_a_spoiled_event_in_a_later_stretch_gets_the_error_one_reader_gives(tmp_
     assert forked == 3 and trace is None
     errors = []
     for workers in (3, 0):
-        pending = PendingLoad(path, settled=True)
+        pending = with_workers(path, workers) if workers else PendingLoad(path, settled=True)
         try:
-            if workers:
-                pending._split = SplitRead(path, pending.trace_file, workers)
             with pytest.raises(CaptureError) as error:
                 pending.finish()
         finally:
@@ -184,8 +186,7 @@ def test_a_cancelled_read_stops_and_reaps_its_workers(tmp_path, large):
     path = tmp_path / "strings.chrome_trace"
     path.write_bytes(strings_at_every_cut(40))
     os.utime(path, (time.time() - 60, time.time() - 60))
-    pending = PendingLoad(path, settled=True)
-    pending._split = SplitRead(path, pending.trace_file, 3)
+    pending = with_workers(path, 3)
     pids = [pid for pid, *_ in pending._split.children]
     assert len(pids) == 3
     pending.cancel()
@@ -197,8 +198,7 @@ def test_a_cancelled_read_stops_and_reaps_its_workers(tmp_path, large):
 
 def test_a_read_never_finished_reaps_its_workers_when_closed(tmp_path, large):
     path = generated(tmp_path / "kernels", "make_trace.py", "3000")
-    pending = PendingLoad(path, settled=True)
-    pending._split = SplitRead(path, pending.trace_file, 2)
+    pending = with_workers(path, 2)
     pids = [pid for pid, *_ in pending._split.children]
     pending.close()
     assert len(pids) == 2 and alive(pids) == []
@@ -253,13 +253,13 @@ def test_the_command_line_reads_a_large_trace_with_workers_and_prints_what_one_r
     is byte for byte the output of one reader."""
     path = generated(tmp_path / "warps", "make_instr_trace.py", "--ctas", "64", "--launches", "3")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with_workers = subprocess.run([sys.executable, "-c", FORCED, "view", str(path), "--json"], capture_output=True,
-                                  env=env, timeout=120)
+    split_run = subprocess.run([sys.executable, "-c", FORCED, "view", str(path), "--json"], capture_output=True,
+                               env=env, timeout=120)
     one = subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, timeout=120)
-    assert with_workers.returncode == 0 and one.returncode == 0, with_workers.stderr
-    forked = int(with_workers.stderr.decode().split("forked ")[-1])
+    assert split_run.returncode == 0 and one.returncode == 0, split_run.stderr
+    forked = int(split_run.stderr.decode().split("forked ")[-1])
     assert forked >= 2
-    assert with_workers.stdout == one.stdout
+    assert split_run.stdout == one.stdout
 
 
 def test_a_trace_read_by_workers_under_its_lease_holds_a_writer_off(tmp_path, large):
@@ -267,9 +267,8 @@ def test_a_trace_read_by_workers_under_its_lease_holds_a_writer_off(tmp_path, la
     file meanwhile waits until the read is done."""
     path = generated(tmp_path / "kernels", "make_trace.py", "3000")
     one = stream_trace(path, in_pieces(path.read_bytes(), 1 << 20))
-    pending = PendingLoad(path, settled=True)
+    pending = with_workers(path, 3)
     assert pending.trace_file.lease is not None
-    pending._split = SplitRead(path, pending.trace_file, 3)
     assert len(pending._split.children) == 3
     profile = finished_under_lease(pending, path)
     assert_same(profile.trace, one)
@@ -319,9 +318,8 @@ def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_r
         finally:
             reading.close()
     assert alive(pids) == []
-    pending = PendingLoad(path, settled=True)
+    pending = with_workers(path, 2)
     try:
-        pending._split = SplitRead(path, pending.trace_file, 2)
         os.kill(pending._split.children[0][0], signal.SIGKILL)  # before it hands back anything
         profile = pending.finish()
     finally:
@@ -333,8 +331,7 @@ def test_an_abandoned_read_stops_its_workers_while_they_are_collected(tmp_path, 
     """Quitting the viewer mid-read abandons the read (the reading thread is parked for good): the workers are
     stopped then, not left decoding."""
     path = big_trace(tmp_path)
-    pending = PendingLoad(path, settled=True)
-    pending._split = SplitRead(path, pending.trace_file, 2)
+    pending = with_workers(path, 2)
     pids = [pid for pid, *_ in pending._split.children]
     reader = threading.Thread(target=pending.finish, daemon=True)
     collecting = threading.Event()
@@ -403,9 +400,8 @@ def test_a_fork_refused_midway_reads_with_one_reader_and_leaves_no_worker(tmp_pa
         return forked[-1]
 
     monkeypatch.setattr(os, "fork", refused)
-    pending = PendingLoad(path, settled=True)
+    pending = with_workers(path, 3)
     try:
-        pending._split = SplitRead(path, pending.trace_file, 3)
         assert pending._split.children == [] and len(forked) == 1
         profile = pending.finish()
     finally:
