@@ -165,6 +165,22 @@ def test_a_narrow_terminal_leaves_out_the_least_needed_columns_before_starving_t
     assert model.text(1, 78).endswith("  50  4,400.4") and "  4,400.4   " in model.text(1, 120)  # GB/s kept whole
 
 
+def test_a_very_narrow_terminal_still_shows_the_sorted_column_beside_a_shorter_name():
+    """At 40 columns (38 inside) a name of 30 cells leaves no room for a number: the column the rows are sorted by is
+    kept, whole, and the name narrows to 16 cells for it; the other columns still wait for a name of 30. Below
+    16 + the column, the name alone."""
+    from proton_tui.tui.widgets.table_rows import TableRows
+    from proton_tui.view.display import Display
+    from proton_tui.view.names import Names
+
+    model = TableRows(Display(load_profile(capture_path("vecadd_hook")), Names()))
+    for width in (38, 30):
+        assert model.header(width).split()[1:] == ["▼time"] and len(model.header(width)) == width
+        assert model.text(1, width).endswith(" 36.60 ms") and len(model.text(1, width)) == width
+    assert model.header(27).split() == ["name"] and len(model.text(1, 27)) == 27
+    assert model.header(58).split()[1:] == ["▼time", "%"]  # beside a name of 30 again
+
+
 def test_fit_cuts_with_an_ellipsis_and_pads():
     assert fit("abcdef", 4) == "abc…" and fit("ab", 4) == "ab  "
     assert fit("x" * 5000, 60) == "x" * 59 + "…"

@@ -19,6 +19,7 @@ from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_
 from proton_tui.view.names.cut import cut_name
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
+NARROW_NAME_WIDTH = 16  # ...down to this many, for the column the rows are sorted by alone: a table keeps a number
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
 COLUMN_PRIORITY = ("time", "percent", "per_warp", "launches", "gbps", "avg", "warp_time", "bar", "peak", "device")
@@ -208,8 +209,9 @@ class TableRows:
     def visible_columns(self, width: int) -> list[tuple[int, int]]:
         """The columns that fit beside a name of MIN_NAME_WIDTH cells, in table order, as (position, width): whole
         columns are left out, the least needed first (COLUMN_PRIORITY, after the column the rows are sorted by); a
-        number is never cut. The share bar,
-        short of room for its full width, takes what is left down to MIN_BAR_WIDTH cells."""
+        number is never cut. The column the rows are sorted by stays beside a name of NARROW_NAME_WIDTH cells where
+        MIN_NAME_WIDTH leaves it no room. The share bar, short of room for its full width, takes what is left down
+        to MIN_BAR_WIDTH cells."""
         sorted_by = self.display.sort.column
         found = self._layouts.get((width, sorted_by))
         if found is not None:
@@ -228,7 +230,8 @@ class TableRows:
             cells = self.column_width(position)
             if column.key == "bar" and used + cells + 2 > width:
                 cells = max(MIN_BAR_WIDTH, width - used - 2)
-            if used + cells + 2 > width:
+            room = width if fitting else width + MIN_NAME_WIDTH - NARROW_NAME_WIDTH
+            if used + cells + 2 > room:
                 break
             fitting.append((position, cells))
             used += cells + 2
@@ -254,14 +257,12 @@ class TableRows:
             return share_bar(share, cells_wide) if share is not None else " " * cells_wide
 
         numbers = "".join("  " + cell(i, cells_wide) for i, cells_wide in self.visible_columns(width))
-        if width < MIN_NAME_WIDTH:
-            return name_cell(name, width, guide, compact_guide)
-        return name_cell(name, max(MIN_NAME_WIDTH, width - len(numbers)), guide, compact_guide) + numbers
+        return name_cell(name, width - len(numbers), guide, compact_guide) + numbers
 
     def bar_span(self, width: int) -> tuple[int, int] | None:
         """Where the share bars are in a line `width` cells wide (start, end), or None where they are left out."""
-        shown = self.visible_columns(width) if width >= MIN_NAME_WIDTH else []
-        start = max(MIN_NAME_WIDTH, width - sum(2 + cells for _, cells in shown))
+        shown = self.visible_columns(width)
+        start = width - sum(2 + cells for _, cells in shown)
         for i, cells in shown:
             if self.columns[i].key == "bar":
                 return start + 2, start + 2 + cells
