@@ -23,6 +23,7 @@ from typing import TypeVar
 from proton_tui import JSON_SCHEMA
 from proton_tui.console import path_text, printable
 from proton_tui.hatchet import CaptureError, Profile, open_capture
+from proton_tui.hatchet.source import STDIN
 from proton_tui.output.document import Streamed
 from proton_tui.output.merged_trace import RankTrace, merge_traces
 from proton_tui.records import MIN_FRACTION, RankRecord, RecordError, read_sidecar
@@ -231,6 +232,9 @@ def rank_files(paths: list[Path]) -> list[Path]:
     else:
         found = list(paths)
         for path in found:
+            if path == STDIN:
+                raise RankSetError("-: standard input holds one capture; give a rank set as capture files, one per "
+                                   "rank, or as their folder")
             if path.is_dir():
                 raise RankSetError(f"{printable(str(path))}: a folder among the rank captures: give a folder alone, "
                                    "or capture files")

@@ -260,6 +260,24 @@ def test_dash_reads_the_capture_from_standard_input():
     assert result.stdout.decode().splitlines()[2].endswith("add_kernel")
 
 
+def test_standard_input_twice_is_no_rank_set_and_an_empty_export_name_is_refused(tmp_path):
+    """`view - -` (a rank set read from standard input twice) and `--export ''` (no file name, which a path would
+    take for the current folder) are each refused in one line naming what is wrong, exit 2."""
+    data = capture_path("vecadd_auto").read_bytes()
+    for forms in ([], ["--plain"]):
+        result = subprocess.run([CLI, "view", "-", "-", *forms], input=data, capture_output=True, timeout=60)
+        assert result.returncode == 2 and result.stderr.decode() == (
+            "proton-tui: error: -: standard input holds one capture; give a rank set as capture files, one per "
+            "rank, or as their folder\n")
+    one, two = str(capture_path("vecadd_auto")), str(capture_path("vecadd_hook"))
+    for files in ([one], [one, two]):
+        for name in ("", "  "):
+            result = subprocess.run([CLI, "view", *files, "--export", name], capture_output=True, text=True,
+                                    timeout=60, cwd=tmp_path)
+            assert (result.returncode, result.stderr) == (2, "proton-tui: error: --export: no file name given\n")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_filter_that_matches_nothing_says_so():
     result = run_cli("view", str(capture_path("gpt2_shadow")), "--include", "no-such-kernel")
     assert result.returncode == 0 and result.stdout == "gpt2_shadow.hatchet: no node matches the filter\n"
