@@ -181,6 +181,29 @@ def test_a_very_narrow_terminal_still_shows_the_sorted_column_beside_a_shorter_n
     assert model.header(58).split()[1:] == ["▼time", "%"]  # beside a name of 30 again
 
 
+def test_kernels_that_would_cut_alike_read_apart_in_the_table_at_80_columns():
+    """GPT-2's cuBLAS and cutlass kernels differ in their middles: at 80 columns every row of the kernel summary, and
+    every kernel among its siblings in the tree, shows a name no other row there shows, in readable and raw names."""
+    from proton_tui.tui.widgets.table_rows import TableRows
+    from proton_tui.view.display import Display
+    from proton_tui.view.names import Names
+
+    profile = load_profile(capture_path("gpt2_shadow"))
+    for form in ("short", "raw"):
+        names = Names.demangled(profile.names, form=form)
+        model = TableRows(Display(profile, names))
+        model.show_kernels = True
+        model.rebuild()
+        width = 78
+        name_cells = width - sum(2 + cells for _, cells in model.visible_columns(width))
+        cells = [model.text(row, width)[:name_cells] for row in range(len(model.rows))]
+        assert len(set(cells)) == len(cells) == 50, [cell for cell in cells if cells.count(cell) > 1]
+        model.show_kernels = False
+        model.expand_all()
+        rows = [(profile.parents[node], model.text(row, width)[:name_cells]) for row, node in enumerate(model.rows)]
+        assert len(set(rows)) == len(rows)
+
+
 def test_fit_cuts_with_an_ellipsis_and_pads():
     assert fit("abcdef", 4) == "abc…" and fit("ab", 4) == "ab  "
     assert fit("x" * 5000, 60) == "x" * 59 + "…"

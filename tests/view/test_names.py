@@ -210,3 +210,30 @@ def test_a_cut_name_keeps_its_base_name_and_its_end(width):
     if width >= len("vectorized_elementwise_kernel<") + 1 + 12 + 1:  # room for the arguments' two ends
         assert cut.startswith("vectorized_elementwise_kernel<…, pow") and cut.endswith("#1}, …>")
     assert cut_name(name, len(name)) == name and cut_name("<module>  train.py:7", 12).endswith("y:7")
+
+
+GEMMS = [f"sm80_xmma_gemm_f32f32_f32f32_f32_{layout}_n_tilesize{tile}_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_"
+         "kernel__5x_cublas" for layout, tile in (("tn", "128x128x8"), ("nn", "64x128x8"), ("nt", "64x64x8"))]
+
+
+@pytest.mark.parametrize("width", [16, 22, 30, 45])
+def test_names_that_would_cut_alike_each_show_where_they_differ(width):
+    """Three cuBLAS kernels that differ only in their middle cut alike (their start and end kept): each keeps its
+    start and shows, after `…`, where it first differs from the others. A name that fits, or cuts apart from the
+    others already, keeps its own cut."""
+    from rich.cells import cell_len
+
+    from proton_tui.view.names.cut import cut_name, told_apart
+
+    assert len({cut_name(name, width) for name in GEMMS}) == 1  # what a cut alone shows: one name thrice
+    apart = told_apart([*GEMMS, "add_kernel", "reduce_kernel<128, 4, at::native::ReduceOp<float>>"], width)
+    assert len({apart[name] for name in GEMMS}) == 3 and all(cell_len(apart[name]) <= width for name in GEMMS)
+    for name, differs in zip(GEMMS, ("tn_n", "nn_n", "nt_n")):
+        shown = apart[name]
+        assert shown.startswith(name[:width // 4] + "…")
+        if width >= 22:
+            assert differs[:2] in shown.split("…")[1]  # where it differs, after the start
+    assert "add_kernel" not in apart or width < len("add_kernel")
+    reduce = "reduce_kernel<128, 4, at::native::ReduceOp<float>>"
+    if cell_len(reduce) > width:
+        assert apart[reduce] == cut_name(reduce, width)

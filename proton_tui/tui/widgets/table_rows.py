@@ -9,6 +9,7 @@ costs a list of ints, not a widget per node.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rich.cells import cell_len, set_cell_size
 
@@ -16,9 +17,10 @@ from proton_tui.console import cut_field
 from proton_tui.hatchet import KernelStats, Profile
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_bar
-from proton_tui.view.names.cut import cut_name
+from proton_tui.view.names.cut import cut_name, told_apart
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
+TOLD_APART_MOST = 10_000  # names beside each other told apart (`told_apart`): 85 ms for 10,000, 2-core machine
 NARROW_NAME_WIDTH = 16  # ...down to this many, for the column the rows are sorted by alone: a table keeps a number
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
@@ -38,13 +40,14 @@ def fit(text: str, width: int) -> str:
     return set_cell_size(text, width)
 
 
-def name_cell(name: str, width: int, guide: str = "", compact_guide: str = "") -> str:
+def name_cell(name: str, width: int, guide: str = "", compact_guide: str = "",
+              cut: Callable[[str, int], str] = cut_name) -> str:
     """The name column of a row, exactly `width` cells: the guide lines, then the name; the guide lines give way to
-    `compact_guide` before the name is cut, and a name too long even then loses the middle of its template
-    arguments (`cut_name`)."""
+    `compact_guide` before the name is cut, and a name too long even then is cut by `cut` (name, cells): by default
+    losing the middle of its template arguments (`cut_name`)."""
     if cell_len(compact_guide) < cell_len(guide) and cell_len(guide) + cell_len(name) > width:
         guide = compact_guide
-    return fit(guide + cut_name(name, width - cell_len(guide)), width)
+    return fit(guide + cut(name, width - cell_len(guide)), width)
 
 
 def node_key(profile: Profile, node: int) -> tuple[str, ...]:
@@ -80,12 +83,15 @@ class TableRows:
         """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
         self.display, self.columns, self.expanded = display, columns(display.profile, bars=True), {0}
         self._layouts: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
+        self._cuts: dict[tuple, dict[str, str]] = {}  # (rows, cells) → the cut of each name there (`told_apart`)
+        self._cut_names = display.names
         self.rebuild()
         if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])
             self.rebuild()
 
     def rebuild(self) -> None:
+        self._cuts = {}
         if self.show_kernels:
             self.kernels = self.display.kernels()
             self.rows = list(range(len(self.kernels)))
@@ -247,7 +253,7 @@ class TableRows:
         return max(column.width, cell_len(column.title) + 1)
 
     def line(self, name: str, cells: list[str], width: int, share: float | None = None, guide: str = "",
-             compact_guide: str = "") -> str:
+             compact_guide: str = "", cut: Callable[[str, int], str] = cut_name) -> str:
         """A row: the guide lines and the name in what the columns leave (`name_cell`), then the cells; a narrowed
         share bar drawn again from `share` at its width."""
         def cell(i: int, cells_wide: int) -> str:
@@ -257,7 +263,7 @@ class TableRows:
             return share_bar(share, cells_wide) if share is not None else " " * cells_wide
 
         numbers = "".join("  " + cell(i, cells_wide) for i, cells_wide in self.visible_columns(width))
-        return name_cell(name, width - len(numbers), guide, compact_guide) + numbers
+        return name_cell(name, width - len(numbers), guide, compact_guide, cut) + numbers
 
     def bar_span(self, width: int) -> tuple[int, int] | None:
         """Where the share bars are in a line `width` cells wide (start, end), or None where they are left out."""
@@ -283,9 +289,30 @@ class TableRows:
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
             return self.line(cut_field(display.names.shown(kernel.name)), kernel_cells(profile, kernel, bars=True),
-                             width, profile.percent(kernel.value))
+                             width, profile.percent(kernel.value), cut=self._cutter(None))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
         return self.line(cut_field(display.name(node)), node_cells(profile, node, bars=True), width,
                          profile.percent(profile.inclusive[node]), display.guide(node) + marker,
-                         display.compact_guide(node) + marker)
+                         display.compact_guide(node) + marker, self._cutter(profile.parents[node] if node else 0))
+
+    def _cutter(self, parent: int | None) -> Callable[[str, int], str]:
+        """How a name is cut among the names it is read beside: every kernel of the summary (`parent` None), or the
+        children of `parent` in the tree. Where two would read alike, each shows where it differs (`told_apart`)."""
+        if self._cut_names is not self.display.names:  # the names' form changed (readable, full, raw)
+            self._cuts, self._cut_names = {}, self.display.names
+
+        def cut(name: str, cells: int) -> str:
+            key = (parent, cells)
+            found = self._cuts.get(key)
+            if found is None:
+                display = self.display
+                beside = self.kernels if parent is None else display.children(parent)
+                if len(beside) > TOLD_APART_MOST:
+                    found = self._cuts[key] = {}
+                else:
+                    names = [display.names.shown(kernel.name) for kernel in beside] if parent is None else \
+                        [display.name(child) for child in beside]
+                    found = self._cuts[key] = told_apart((cut_field(name) for name in names), cells)
+            return found.get(name) or cut_name(name, cells)
+        return cut

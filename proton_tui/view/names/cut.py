@@ -5,7 +5,10 @@ capture's kernels apart."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections import Counter
+from collections.abc import Iterable
 
 from rich.cells import cell_len
 
@@ -13,6 +16,7 @@ CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
 SHORT_LIMIT = 80  # cells of a short name at most
+CONTEXT = 4  # characters kept before where a name that would read alike first differs
 
 
 def cut_name(name: str, width: int) -> str:
@@ -31,6 +35,53 @@ def cut_name(name: str, width: int) -> str:
         if room >= MIN_ARGUMENTS:
             return head + _middle_cut(middle, room) + tail
     return _middle_cut(name, width - cell_len(CUT))
+
+
+def told_apart(names: Iterable[str], width: int) -> dict[str, str]:
+    """Each of `names` wider than `width` cells, cut to it: as `cut_name` cuts it, except where names would read
+    alike (the differences in the middle that `cut_name` drops). Those keep their start, then, after `…`, the
+    stretch from just before where they first differ from each other, and `…` where more follows; those that still
+    read alike, from where they differ in turn. A name that reads alike even then keeps `cut_name`'s cut. Names
+    that fit are not in the result."""
+    names = set(names)
+    cuts = {name: cut_name(name, width) for name in names if cell_len(name) > width}
+    for group in _alike(cuts):
+        cuts.update(_apart(group, width))
+    taken = Counter(cuts.values())
+    return {name: cut if taken[cut] == 1 and cut not in names else cut_name(name, width) for name, cut in cuts.items()}
+
+
+def _alike(cuts: dict[str, str]) -> list[list[str]]:
+    """The names whose cuts read alike, in groups."""
+    by_cut: dict[str, list[str]] = {}
+    for name, cut in cuts.items():
+        by_cut.setdefault(cut, []).append(name)
+    return [group for group in by_cut.values() if len(group) > 1]
+
+
+def _apart(group: list[str], width: int, after: int = -1) -> dict[str, str]:
+    """Names that read alike, each cut around where the group's names first differ (`_around`); those alike even
+    then, around where they differ in turn."""
+    differs = len(os.path.commonprefix(group))
+    if differs <= after:  # no further to go
+        return {}
+    cuts = {name: _around(name, differs, width) for name in group}
+    for alike in _alike(cuts):
+        cuts.update(_apart(alike, width, differs))
+    return cuts
+
+
+def _around(name: str, at: int, width: int) -> str:
+    """`name` in `width` cells as its start, `…`, and the stretch from CONTEXT characters before `at` (the first
+    character that tells it apart), then `…` where more follows; `cut_name`'s cut where `width` is too narrow."""
+    head = _leading(name, width // 4)
+    room = width - cell_len(head) - cell_len(CUT)
+    if not head or room < CONTEXT + 2 * cell_len(CUT):
+        return cut_name(name, width)
+    start = max(len(head), at - CONTEXT)
+    if cell_len(name[start:]) <= room:  # the end is in reach: the stretch runs back from it
+        return head + CUT + _leading(name[len(head):][::-1], room)[::-1]
+    return head + CUT + _leading(name[start:], room - cell_len(CUT)) + CUT
 
 
 def _middle_cut(text: str, room: int) -> str:
