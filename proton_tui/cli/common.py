@@ -60,12 +60,25 @@ def _interpreter(value: str | None) -> str | None:
 
 PythonOption = Annotated[Optional[str], typer.Option(
     PARAMS["python"].flag, help=PARAMS["python"].cli_help, show_default=False, callback=_interpreter)]
-OutputOption = Annotated[Optional[Path], typer.Option(
-    PARAMS["output"].flag, help=PARAMS["output"].cli_help, show_default=False)]
-ReportDirOption = Annotated[Optional[Path], typer.Option(
-    "--report-dir", help="Also write the JSON report into this folder as KIND-HOST-TIME.json, never over another "
-    "file: one task per node under srun or mpirun into a shared folder, then `proton-tui view FOLDER` shows the "
-    "fleet (docs/check.md).", show_default=False)]
+def named_path(flag: str) -> Callable[[object], Path | None]:
+    """The callback of an option that names a file or folder: its Path, the option refused in one line when the
+    name is blank (a Path of '' would be the current folder)."""
+    def named(value: object) -> Path | None:
+        if value is None:
+            return None
+        if not str(value).strip():
+            fail(f"{flag}: no file or folder name given")
+        return Path(value)
+    return named
+
+
+OutputOption = Annotated[Optional[str], typer.Option(
+    PARAMS["output"].flag, help=PARAMS["output"].cli_help, show_default=False, metavar="PATH",
+    callback=named_path(PARAMS["output"].flag))]
+ReportDirOption = Annotated[Optional[str], typer.Option(
+    "--report-dir", metavar="PATH", callback=named_path("--report-dir"), show_default=False,
+    help="Also write the JSON report into this folder as KIND-HOST-TIME.json, never over another file: one task per "
+    "node under srun or mpirun into a shared folder, then `proton-tui view FOLDER` shows the fleet (docs/check.md).")]
 IncludeOption = Annotated[Optional[str], typer.Option(
     "--include", help="Keep nodes whose name (as shown or raw) matches REGEX, with their ancestors.")]
 ExcludeOption = Annotated[Optional[str], typer.Option(

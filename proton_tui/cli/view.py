@@ -17,6 +17,7 @@ from proton_tui.cli.common import (
     command,
     fail,
     load,
+    named_path,
     names_for,
     say,
     view_filter,
@@ -64,8 +65,9 @@ def view(
         "1980000 on an H200), to show cycles as time too.", show_default=False)] = None,
     export: Annotated[
         Optional[str],
-        typer.Option("--export", help="Write the view (tree, or --kernels) to a new .csv, .json or .md file; for a "
-                     "rank set of traces, the merged trace to a new .json file."),
+        typer.Option("--export", metavar="FILE", callback=named_path("--export"),
+                     help="Write the view (tree, or --kernels) to a new .csv, .json or .md file; for a rank set of "
+                     "traces, the merged trace to a new .json file."),
     ] = None,
 ) -> None:
     """Open a Proton capture in the kernel-time table; piped, print it as text, JSON or CSV.
@@ -73,9 +75,6 @@ def view(
     FILE is a tree (.hatchet, .hatchet_msgpack), a trace (.chrome_trace: its lanes on a timeline, their busy time
     and idle gaps as text), a folder of rank captures or several captures (one per rank: the ranks side by side, the
     slowest named), or a folder of check and doctor reports (a fleet, as check --report-dir writes them)."""
-    if export is not None and not export.strip():  # Path('') would name the current folder
-        fail("--export: no file name given")
-    export = None if export is None else Path(export)
     if len(files) == 1 and files[0].is_dir():  # a fleet's reports (check --report-dir), as text or JSON
         from proton_tui.cli.fleet import view_fleet
         from proton_tui.engine.fleet import is_fleet_folder

@@ -260,9 +260,10 @@ def test_dash_reads_the_capture_from_standard_input():
     assert result.stdout.decode().splitlines()[2].endswith("add_kernel")
 
 
-def test_standard_input_twice_is_no_rank_set_and_an_empty_export_name_is_refused(tmp_path):
-    """`view - -` (a rank set read from standard input twice) and `--export ''` (no file name, which a path would
-    take for the current folder) are each refused in one line naming what is wrong, exit 2."""
+def test_standard_input_twice_is_no_rank_set_and_a_blank_file_or_folder_name_is_refused(tmp_path):
+    """`view - -` (a rank set read from standard input twice) and a blank `--export`, `--output` or `--report-dir`
+    (no name, which a path would take for the current folder) are each refused in one line naming what is wrong,
+    exit 2, with nothing written."""
     data = capture_path("vecadd_auto").read_bytes()
     for forms in ([], ["--plain"]):
         result = subprocess.run([CLI, "view", "-", "-", *forms], input=data, capture_output=True, timeout=60)
@@ -274,7 +275,12 @@ def test_standard_input_twice_is_no_rank_set_and_an_empty_export_name_is_refused
         for name in ("", "  "):
             result = subprocess.run([CLI, "view", *files, "--export", name], capture_output=True, text=True,
                                     timeout=60, cwd=tmp_path)
-            assert (result.returncode, result.stderr) == (2, "proton-tui: error: --export: no file name given\n")
+            assert (result.returncode, result.stderr) == (2, "proton-tui: error: --export: no file or folder name given\n")
+    assert not list(tmp_path.iterdir())
+    for command in (["check", "--output"], ["check", "--report-dir"], ["doctor", "--output"], ["run", "--output"]):
+        result = subprocess.run([CLI, *command, ""], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (2, f"proton-tui: error: {command[1]}: no file or folder name "
+                                                         "given\n")
     assert not list(tmp_path.iterdir())
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,9 @@ def test_a_very_narrow_terminal_still_shows_the_sorted_column_beside_a_shorter_n
         assert model.text(1, width).endswith(" 36.60 ms") and len(model.text(1, width)) == width
     assert model.header(27).split() == ["name"] and len(model.text(1, 27)) == 27
     assert model.header(58).split()[1:] == ["▼time", "%"]  # beside a name of 30 again
+    model.load(model.display.replace(sort="name"))  # sorted by name: time is the first column kept
+    assert model.header(38).split() == ["name", "▲", "time"]
+    assert all(re.search(r"  \d+\.\d\d [µm]s$", model.text(row, 38)) for row in range(1, len(model.rows)))
 
 
 def test_kernels_that_would_cut_alike_read_apart_in_the_table_at_80_columns():

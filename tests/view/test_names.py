@@ -237,3 +237,27 @@ def test_names_that_would_cut_alike_each_show_where_they_differ(width):
     reduce = "reduce_kernel<128, 4, at::native::ReduceOp<float>>"
     if cell_len(reduce) > width:
         assert apart[reduce] == cut_name(reduce, width)
+
+
+def test_telling_names_apart_stays_fast_and_exact_on_adversarial_names():
+    """1,100 names of 2,220 characters, each a run of `x` with one `y` further in than the last (each name's nearest
+    differs from it deeper than any other): told apart in well under a second, no recursion; names that differ just
+    after their start are cut at their end with no `…` between start and stretch; wide characters are counted in
+    cells."""
+    import time
+
+    from rich.cells import cell_len
+
+    from proton_tui.view.names.cut import cut_name, told_apart
+
+    names = ["x" * (2 * i) + "y" + "x" * (2220 - 2 * i - 1) for i in range(1, 1101)]
+    started = time.monotonic()
+    apart = told_apart(names, 10)
+    assert time.monotonic() - started < 5 and set(apart) == set(names)
+    assert all(cell_len(cut) <= 10 for cut in apart.values())
+    early = ["ab<0123456" + letter + "m" * 20 + ">::operator()_" + "t" * 10 for letter in "AB"]
+    assert [told_apart(early, 40)[name] for name in early] == [name[:39] + "…" for name in early]
+    assert len({cut_name(name, 40) for name in early}) == 1
+    wide = [f"日本語日本語日本語{letter}日本語日本語日本語" for letter in "AB"]
+    shown = told_apart(wide, 12)
+    assert len(set(shown.values())) == 2 and all(cell_len(cut) <= 12 for cut in shown.values())

@@ -20,8 +20,8 @@ from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_
 from proton_tui.view.names.cut import cut_name, told_apart
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
+NARROW_NAME_WIDTH = 16  # ...down to this many for the first column kept (the sorted one, or time): a number stays
 TOLD_APART_MOST = 10_000  # names beside each other told apart (`told_apart`): 85 ms for 10,000, 2-core machine
-NARROW_NAME_WIDTH = 16  # ...down to this many, for the column the rows are sorted by alone: a table keeps a number
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
 COLUMN_PRIORITY = ("time", "percent", "per_warp", "launches", "gbps", "avg", "warp_time", "bar", "peak", "device")
@@ -83,8 +83,8 @@ class TableRows:
         """Show `display` from its top, the top level open when that shows no more than AUTO_EXPAND_ROWS rows."""
         self.display, self.columns, self.expanded = display, columns(display.profile, bars=True), {0}
         self._layouts: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
-        self._cuts: dict[tuple, dict[str, str]] = {}  # (rows, cells) → the cut of each name there (`told_apart`)
-        self._cut_names = display.names
+        self._cuts: dict[tuple[int | None, int], dict[str, str]] = {}  # (parent, cells) → each name's cut there
+        self._cuts_width = 0  # the table's width they were cut for
         self.rebuild()
         if len(self.rows) + sum(len(display.children(n)) for n in self.rows[1:]) <= AUTO_EXPAND_ROWS:
             self.expanded.update(self.rows[1:])
@@ -215,9 +215,9 @@ class TableRows:
     def visible_columns(self, width: int) -> list[tuple[int, int]]:
         """The columns that fit beside a name of MIN_NAME_WIDTH cells, in table order, as (position, width): whole
         columns are left out, the least needed first (COLUMN_PRIORITY, after the column the rows are sorted by); a
-        number is never cut. The column the rows are sorted by stays beside a name of NARROW_NAME_WIDTH cells where
-        MIN_NAME_WIDTH leaves it no room. The share bar, short of room for its full width, takes what is left down
-        to MIN_BAR_WIDTH cells."""
+        number is never cut. The first column kept (the one the rows are sorted by; time when they are sorted by
+        name) stays beside a name of NARROW_NAME_WIDTH cells where MIN_NAME_WIDTH leaves it no room. The share bar,
+        short of room for its full width, takes what is left down to MIN_BAR_WIDTH cells."""
         sorted_by = self.display.sort.column
         found = self._layouts.get((width, sorted_by))
         if found is not None:
@@ -289,18 +289,21 @@ class TableRows:
         if self.show_kernels:
             kernel = self.kernels[self.rows[row]]
             return self.line(cut_field(display.names.shown(kernel.name)), kernel_cells(profile, kernel, bars=True),
-                             width, profile.percent(kernel.value), cut=self._cutter(None))
+                             width, profile.percent(kernel.value), cut=self._cutter(None, width))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
+        beside = profile.parents[node] if node else 0
         return self.line(cut_field(display.name(node)), node_cells(profile, node, bars=True), width,
                          profile.percent(profile.inclusive[node]), display.guide(node) + marker,
-                         display.compact_guide(node) + marker, self._cutter(profile.parents[node] if node else 0))
+                         display.compact_guide(node) + marker, self._cutter(beside, width))
 
-    def _cutter(self, parent: int | None) -> Callable[[str, int], str]:
-        """How a name is cut among the names it is read beside: every kernel of the summary (`parent` None), or the
-        children of `parent` in the tree. Where two would read alike, each shows where it differs (`told_apart`)."""
-        if self._cut_names is not self.display.names:  # the names' form changed (readable, full, raw)
-            self._cuts, self._cut_names = {}, self.display.names
+    def _cutter(self, parent: int | None, width: int) -> Callable[[str, int], str]:
+        """How a name is cut in a table `width` cells wide among the names it is read beside: every kernel of the
+        summary (`parent` None), or the children of `parent` in the tree. Where two would read alike, each shows
+        where it differs (`told_apart`), worked out once per group and cells, for the table's width alone (`rebuild`
+        forgets them: the names, their order or the filter changed)."""
+        if width != self._cuts_width:
+            self._cuts, self._cuts_width = {}, width
 
         def cut(name: str, cells: int) -> str:
             key = (parent, cells)

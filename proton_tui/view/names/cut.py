@@ -16,7 +16,7 @@ CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
 SHORT_LIMIT = 80  # cells of a short name at most
-CONTEXT = 4  # characters kept before where a name that would read alike first differs
+CONTEXT = 4  # cells kept before where a name that would read alike first differs
 
 
 def cut_name(name: str, width: int) -> str:
@@ -39,14 +39,22 @@ def cut_name(name: str, width: int) -> str:
 
 def told_apart(names: Iterable[str], width: int) -> dict[str, str]:
     """Each of `names` wider than `width` cells, cut to it: as `cut_name` cuts it, except where names would read
-    alike (the differences in the middle that `cut_name` drops). Those keep their start, then, after `…`, the
-    stretch from just before where they first differ from each other, and `…` where more follows; those that still
-    read alike, from where they differ in turn. A name that reads alike even then keeps `cut_name`'s cut. Names
-    that fit are not in the result."""
+    alike (the differences in the middle that `cut_name` drops). Each of those keeps its start, then, after `…`, the
+    stretch from just before where it differs from the name most like it (its neighbour in sorted order), and `…`
+    where more follows; those alike even then, from where their group first differs. A name that reads alike even
+    then keeps `cut_name`'s cut. Names that fit are not in the result. Sorting makes it O(n log n) in the names."""
     names = set(names)
     cuts = {name: cut_name(name, width) for name in names if cell_len(name) > width}
     for group in _alike(cuts):
-        cuts.update(_apart(group, width))
+        ordered = sorted(group)
+        differs = [0] * len(ordered)
+        for at in range(len(ordered) - 1):
+            shared = len(os.path.commonprefix(ordered[at:at + 2]))
+            differs[at], differs[at + 1] = max(differs[at], shared), max(differs[at + 1], shared)
+        cuts.update((name, _around(name, found, width)) for name, found in zip(ordered, differs))
+    for group in _alike(cuts):
+        shared = len(os.path.commonprefix(group))
+        cuts.update((name, _around(name, shared, width)) for name in group)
     taken = Counter(cuts.values())
     return {name: cut if taken[cut] == 1 and cut not in names else cut_name(name, width) for name, cut in cuts.items()}
 
@@ -59,26 +67,17 @@ def _alike(cuts: dict[str, str]) -> list[list[str]]:
     return [group for group in by_cut.values() if len(group) > 1]
 
 
-def _apart(group: list[str], width: int, after: int = -1) -> dict[str, str]:
-    """Names that read alike, each cut around where the group's names first differ (`_around`); those alike even
-    then, around where they differ in turn."""
-    differs = len(os.path.commonprefix(group))
-    if differs <= after:  # no further to go
-        return {}
-    cuts = {name: _around(name, differs, width) for name in group}
-    for alike in _alike(cuts):
-        cuts.update(_apart(alike, width, differs))
-    return cuts
-
-
 def _around(name: str, at: int, width: int) -> str:
-    """`name` in `width` cells as its start, `…`, and the stretch from CONTEXT characters before `at` (the first
-    character that tells it apart), then `…` where more follows; `cut_name`'s cut where `width` is too narrow."""
+    """`name` in `width` cells as its start, `…`, and the stretch from CONTEXT cells before `at` (the first character
+    that tells it apart), then `…` where more follows; only its start and `…` where the stretch joins the start;
+    `cut_name`'s cut where `width` is too narrow."""
     head = _leading(name, width // 4)
     room = width - cell_len(head) - cell_len(CUT)
     if not head or room < CONTEXT + 2 * cell_len(CUT):
         return cut_name(name, width)
-    start = max(len(head), at - CONTEXT)
+    start = max(len(head), at - len(_leading(name[:at][::-1], CONTEXT)))
+    if start == len(head):  # nothing between the start and the stretch: no `…` there
+        return _leading(name, width - cell_len(CUT)) + CUT
     if cell_len(name[start:]) <= room:  # the end is in reach: the stretch runs back from it
         return head + CUT + _leading(name[len(head):][::-1], room)[::-1]
     return head + CUT + _leading(name[start:], room - cell_len(CUT)) + CUT
