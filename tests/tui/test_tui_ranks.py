@@ -666,3 +666,21 @@ async def test_a_merged_trace_opened_alone_names_every_lane_whole(tmp_path, size
         shown = screen_lines(app)
         for name in names[:size[1] - 8]:  # the lanes on the screen
             assert any(line.startswith(f"│{name} ") for line in shown), (name, shown)
+
+
+async def test_kernels_that_would_cut_alike_read_apart_in_the_rank_sets_kernel_table(tmp_path):
+    """GPT-2's cuBLAS and cutlass kernels on two ranks, at 80 columns: every row of the kernel table shows a name no
+    other row shows (cut at their end they read alike)."""
+    folder = tmp_path / "gpt2"
+    folder.mkdir()
+    for rank in range(2):
+        shutil.copy(FIXTURES / "gpt2_shadow.hatchet", folder / f"job.rank{rank}.hatchet")
+    app = rank_set_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        kernels = screen.query_one(KernelRankTable)
+        start = kernels.region.x + sum(kernels.column_widths[:-1])
+        lines = screen_lines(app)[kernels.region.y + 2:kernels.region.y + kernels.region.height]
+        names = [line[start:start + kernels.column_widths[-1]].strip() for line in lines]
+        names = [name for name in names if name]
+        assert len(names) >= 8 and len(set(names)) == len(names), names

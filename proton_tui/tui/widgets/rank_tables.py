@@ -21,6 +21,7 @@ from proton_tui.output.ranks import (
 from proton_tui.tui.widgets.row_table import Column, RowTable
 from proton_tui.view.formatting import format_percent, format_ratio, format_value, share_bar
 from proton_tui.view.names import Names
+from proton_tui.view.names.cut import cut_name, told_apart
 
 MIN_NAME_WIDTH = 16  # cells the kernel column keeps: rank columns are left out before it narrows further
 GAP, SCROLLBAR = 2, 2  # cells between two columns; the vertical scrollbar's width
@@ -98,8 +99,12 @@ class KernelRankTable(RowTable):
         columns = [Column(gap + header[i], widths[i] + GAP) if i == last else
                    Column(header[i], widths[i] + GAP, right=True) for i in shown_columns]
         columns.append(Column(gap + "kernel", max(room, 0) + MIN_NAME_WIDTH))
+        name_cells = max(room, 0) + MIN_NAME_WIDTH - GAP
+        shown_names = [printable(names.shown(kernel.name)) for kernel in kernels]
+        apart = told_apart(shown_names, name_cells)  # names that would cut alike each show where they differ
         rows = [[gap + row_cells[i] if i == last else row_cells[i] for i in shown_columns]
-                + [gap + printable(names.shown(kernel.name))] for kernel, row_cells in zip(kernels, cells)]
+                + [gap + (apart.get(name) or cut_name(name, name_cells))]
+                for name, row_cells in zip(shown_names, cells)]
         if before is not None and before in kernels:
             row = kernels.index(before)
         super().show(columns, rows, row)

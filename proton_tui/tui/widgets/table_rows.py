@@ -17,11 +17,10 @@ from proton_tui.console import cut_field
 from proton_tui.hatchet import KernelStats, Profile
 from proton_tui.view.display import Display
 from proton_tui.view.formatting import columns, kernel_cells, node_cells, share_bar
-from proton_tui.view.names.cut import cut_name, told_apart
+from proton_tui.view.names.cut import TOLD_APART_MOST, cut_name, told_apart
 
 MIN_NAME_WIDTH = 30  # cells the name column keeps in a narrow terminal: numeric columns give way first
 NARROW_NAME_WIDTH = 16  # ...down to this many for the first column kept (the sorted one, or time): a number stays
-TOLD_APART_MOST = 10_000  # names beside each other told apart (`told_apart`): 85 ms for 10,000, 2-core machine
 MIN_BAR_WIDTH = 4  # the narrowest share bar drawn (an eighth of a cell is then 3.125 %)
 # Which numeric columns stay longest when the terminal is narrow (the rest are left out first).
 COLUMN_PRIORITY = ("time", "percent", "per_warp", "launches", "gbps", "avg", "warp_time", "bar", "peak", "device")
