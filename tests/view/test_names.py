@@ -216,27 +216,36 @@ GEMMS = [f"sm80_xmma_gemm_f32f32_f32f32_f32_{layout}_n_tilesize{tile}_stage3_war
          "kernel__5x_cublas" for layout, tile in (("tn", "128x128x8"), ("nn", "64x128x8"), ("nt", "64x64x8"))]
 
 
-@pytest.mark.parametrize("width", [16, 22, 30, 45])
+TILES = [f"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize{a}x{b}x8_stage{stage}_warpsize2x2x1_ffma_aligna4_alignc4_"
+         "execute_kernel__5x_cublas" for a in (64, 128, 256) for b in (64, 128) for stage in (3, 4)]
+
+
+@pytest.mark.parametrize("width", [16, 20, 30, 45])
 def test_names_that_would_cut_alike_each_show_where_they_differ(width):
-    """Three cuBLAS kernels that differ only in their middle cut alike (their start and end kept): each keeps its
-    start and shows, after `…`, where it first differs from the others. A name that fits, or cuts apart from the
-    others already, keeps its own cut."""
+    """cuBLAS kernels that differ only in their middle cut alike (their start and end kept). Told apart, each shows
+    the whole part where they differ (the layout; the tile size and the stage, two places at once) once the width
+    holds it, after `…` or a start they share. A name that fits, or already cuts apart from the others, keeps its
+    own cut."""
     from rich.cells import cell_len
 
     from proton_tui.view.names.cut import cut_name, told_apart
 
-    assert len({cut_name(name, width) for name in GEMMS}) == 1  # what a cut alone shows: one name thrice
-    apart = told_apart([*GEMMS, "add_kernel", "reduce_kernel<128, 4, at::native::ReduceOp<float>>"], width)
-    assert len({apart[name] for name in GEMMS}) == 3 and all(cell_len(apart[name]) <= width for name in GEMMS)
-    for name, differs in zip(GEMMS, ("tn_n", "nn_n", "nt_n")):
-        shown = apart[name]
-        assert shown.startswith(name[:width // 4] + "…")
-        if width >= 22:
-            assert differs[:2] in shown.split("…")[1]  # where it differs, after the start
-    assert "add_kernel" not in apart or width < len("add_kernel")
-    reduce = "reduce_kernel<128, 4, at::native::ReduceOp<float>>"
-    if cell_len(reduce) > width:
-        assert apart[reduce] == cut_name(reduce, width)
+    for names, differ in ((GEMMS, ("tn_n", "nn_n", "nt_n")), (TILES, [name[46:63] for name in TILES])):
+        assert len({cut_name(name, width) for name in names}) == 1  # what a cut alone shows: one name, again
+        apart = told_apart([*names, "add_kernel", "reduce_kernel<128, 4, at::native::ReduceOp<float>>"], width)
+        shown = [apart[name] for name in names]
+        assert all(cell_len(cut) <= width for cut in shown)
+        if width >= 20:
+            assert len(set(shown)) == len(names)
+            for name, cut, part in zip(names, shown, differ):
+                lead, _, rest = cut.partition("…")
+                assert name.startswith(lead) and part.split("_stage")[0][:8] in rest, (cut, part)
+                if "_stage" in part:  # the tile size and the stage, both
+                    assert "stage" + part.split("_stage")[1][0] in rest, (cut, part)
+        assert "add_kernel" not in apart
+        reduce = "reduce_kernel<128, 4, at::native::ReduceOp<float>>"
+        if cell_len(reduce) > width:
+            assert apart[reduce] == cut_name(reduce, width)
 
 
 def test_telling_names_apart_stays_fast_and_exact_on_adversarial_names():

@@ -9,6 +9,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 from rich.cells import cell_len
 
@@ -16,8 +17,9 @@ CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
 SHORT_LIMIT = 80  # cells of a short name at most
-TOLD_APART_MOST = 10_000  # names told apart at most (`told_apart`): 85 ms for 10,000 on the 2-core machine
-CONTEXT = 4  # cells kept before where a name that would read alike first differs
+TOLD_APART_MOST = 10_000  # names told apart at most (`told_apart`): 70 ms for 10,000 on the 2-core machine
+CONTEXT = 4  # cells kept before where names that would read alike first differ
+APART_DEPTH = 3  # times a group still alike is cut again from where it differs in turn
 
 
 def cut_name(name: str, width: int) -> str:
@@ -26,41 +28,45 @@ def cut_name(name: str, width: int) -> str:
     written as `…`."""
     if width <= 0:
         return ""
-    if cell_len(name) <= width:
+    if _cells(name) <= width:
         return name
     opening = name.find("<")
     closing = name.rfind(">")
     if 0 < opening < closing:
         head, middle, tail = name[:opening + 1], name[opening + 1:closing], name[closing:]
-        room = width - cell_len(head) - cell_len(tail) - cell_len(CUT)
+        room = width - _cells(head) - _cells(tail) - _cells(CUT)
         if room >= MIN_ARGUMENTS:
             return head + _middle_cut(middle, room) + tail
-    return _middle_cut(name, width - cell_len(CUT))
+    return _middle_cut(name, width - _cells(CUT))
 
 
 def told_apart(names: Iterable[str], width: int) -> dict[str, str]:
+    """`_told_apart` of these names, the last few answers kept (a table asks again for the same names as it is
+    sorted, filtered back, or switched between its views)."""
+    return _told_apart(frozenset(names), width)
+
+
+@lru_cache(maxsize=16)
+def _told_apart(names: frozenset[str], width: int) -> dict[str, str]:
     """Each of `names` wider than `width` cells, cut to it: as `cut_name` cuts it, except where names would read
-    alike (the differences in the middle that `cut_name` drops). Each of those keeps its start, then, after `…`, the
-    stretch from just before where it differs from the name most like it (its neighbour in sorted order), and `…`
-    where more follows; those alike even then, from where their group first differs. A name that reads alike even
-    then keeps `cut_name`'s cut. Names that fit are not in the result, nor any name where there are more than
-    TOLD_APART_MOST (each is then cut alone). Sorting makes it O(n log n) in the names."""
-    names = set(names)
+    alike (they differ only in the middle that `cut_name` drops). A group of those is cut alike (`_apart`): the start
+    they share, `…`, the part where they differ whole (with what comes just before it), then `…` where more follows;
+    a group whose differing parts are too long for that, part by part. A re-cut that reads as another name's cut
+    takes `cut_name`'s cut where that reads as no other. Names that fit are not in the result, nor any name where
+    there are more than TOLD_APART_MOST (each is then cut alone)."""
     if len(names) > TOLD_APART_MOST:
         return {}
-    cuts = {name: cut_name(name, width) for name in names if cell_len(name) > width}
+    cuts = {name: cut_name(name, width) for name in names if _cells(name) > width}
+    plain = dict(cuts)
     for group in _alike(cuts):
-        ordered = sorted(group)
-        differs = [0] * len(ordered)
-        for at in range(len(ordered) - 1):
-            shared = len(os.path.commonprefix(ordered[at:at + 2]))
-            differs[at], differs[at + 1] = max(differs[at], shared), max(differs[at + 1], shared)
-        cuts.update((name, _around(name, found, width)) for name, found in zip(ordered, differs))
-    for group in _alike(cuts):
-        shared = len(os.path.commonprefix(group))
-        cuts.update((name, _around(name, shared, width)) for name in group)
+        cuts.update(_apart(group, width))
     taken = Counter(cuts.values())
-    return {name: cut if taken[cut] == 1 and cut not in names else cut_name(name, width) for name, cut in cuts.items()}
+    for name, cut in cuts.items():
+        if (taken[cut] > 1 or cut in names) and taken[plain[name]] == 0 and plain[name] not in names:
+            taken[cut] -= 1
+            cuts[name] = plain[name]
+            taken[plain[name]] += 1
+    return cuts
 
 
 def _alike(cuts: dict[str, str]) -> list[list[str]]:
@@ -71,20 +77,33 @@ def _alike(cuts: dict[str, str]) -> list[list[str]]:
     return [group for group in by_cut.values() if len(group) > 1]
 
 
-def _around(name: str, at: int, width: int) -> str:
-    """`name` in `width` cells as its start, `…`, and the stretch from CONTEXT cells before `at` (the first character
-    that tells it apart), then `…` where more follows; only its start and `…` where the stretch joins the start;
-    `cut_name`'s cut where `width` is too narrow."""
-    head = _leading(name, width // 4)
-    room = width - cell_len(head) - cell_len(CUT)
-    if not head or room < CONTEXT + 2 * cell_len(CUT):
-        return cut_name(name, width)
-    start = max(len(head), at - len(_leading(name[:at][::-1], CONTEXT)))
-    if start == len(head):  # nothing between the start and the stretch: no `…` there
-        return _leading(name, width - cell_len(CUT)) + CUT
-    if cell_len(name[start:]) <= room:  # the end is in reach: the stretch runs back from it
-        return head + CUT + _leading(name[len(head):][::-1], room)[::-1]
-    return head + CUT + _leading(name[start:], room - cell_len(CUT)) + CUT
+def _apart(group: list[str], width: int, depth: int = 0) -> dict[str, str]:
+    """Names that read alike, cut alike to `width` cells: the characters they all start with (a few), `…`, then from
+    CONTEXT cells before where they first differ, as much as fits (`…` where more follows). The room goes to the
+    part where they differ (up to where they end alike) first, then to what comes before it, then to their start.
+    Those still alike, having differed past the room, are cut again from where they differ in turn (APART_DEPTH
+    times at most)."""
+    shared = len(os.path.commonprefix(group))
+    same_end = len(os.path.commonprefix([name[shared:][::-1] for name in group]))
+    differing = max(_cells(name[shared:len(name) - same_end]) for name in group)
+    spare = max(0, width - 2 * _cells(CUT) - differing)
+    context = _leading(group[0][:shared][::-1], min(CONTEXT, spare))[::-1]
+    head = _leading(group[0], min(width // 4, spare - _cells(context), shared - len(context)))
+    cuts = {name: _stretch(name, head, shared - len(context), width) for name in group}
+    if depth < APART_DEPTH:
+        for alike in _alike(cuts):
+            cuts.update(_apart(alike, width, depth + 1))
+    return cuts
+
+
+def _stretch(name: str, head: str, start: int, width: int) -> str:
+    """`head`, `…` (where anything lies between), then `name` from `start`: whole where it fits, else as much as
+    fits and `…`; a `…` of the name's own beside one of the cut's is written once."""
+    lead = head + CUT if start > len(head) else name[:start]
+    room = width - _cells(lead)
+    rest = name[start:]
+    cut = lead + rest if _cells(rest) <= room else lead + _leading(rest, room - _cells(CUT)) + CUT
+    return cut.replace(CUT + CUT, CUT)
 
 
 def _middle_cut(text: str, room: int) -> str:
@@ -92,15 +111,19 @@ def _middle_cut(text: str, room: int) -> str:
     if room <= 0:
         return CUT if room == 0 else ""
     start = _leading(text, (room + 1) // 2)
-    end = _leading(text[::-1], room - cell_len(start))[::-1]
+    end = _leading(text[::-1], room - _cells(start))[::-1]
     return start + CUT + end
 
 
 def _leading(text: str, cells: int) -> str:
     """The longest start of `text` in at most `cells` cells."""
+    if cells <= 0:
+        return ""
+    if _one_cell_each(text):
+        return text[:cells]
     used = 0
     for index, char in enumerate(text):
-        used += cell_len(char)
+        used += _cells(char)
         if used > cells:
             return text[:index]
     return text
@@ -110,10 +133,10 @@ def within_limit(texts: dict[str, str], limit: int = SHORT_LIMIT) -> dict[str, s
     """These short texts (raw -> text, every text distinct) with each one over `limit` cells cut to `limit`: its start
     and its end kept around a `…`, where the text's middle goes. One cut point serves every long text, the nearest to
     the middle that keeps every text distinct; a text it cannot tell apart takes the nearest cut point that does."""
-    long = sorted(raw for raw, text in texts.items() if cell_len(text) > limit)
+    long = sorted(raw for raw, text in texts.items() if _cells(text) > limit)
     if not long:
         return texts
-    room = limit - cell_len(CUT)
+    room = limit - _cells(CUT)
     kept = {text for raw, text in texts.items() if raw not in long}
     starts = sorted(range(room + 1), key=lambda start: (abs(2 * start - room - 1), -start))  # the middle first
     for start in starts:
@@ -135,9 +158,9 @@ def _cut_at(text: str, start: int, room: int, whole_words: bool = False) -> str:
     head = _leading(text, start)
     if whole_words:
         word = WORD.match(text, len(head))
-        if word is not None and cell_len(head) + cell_len(word[0]) < room:
+        if word is not None and _cells(head) + _cells(word[0]) < room:
             head += word[0]
-    tail = _leading(text[::-1], room - cell_len(head))[::-1]
+    tail = _leading(text[::-1], room - _cells(head))[::-1]
     if whole_words and len(tail) < len(text) - len(head):
         cut_word = WORD.match(tail)
         if cut_word is not None and cut_word.end() < len(tail):
@@ -154,3 +177,14 @@ def _at_words(cuts: dict[str, str], texts: dict[str, str], kept: set[str], start
         if tidy not in others:
             cuts[raw] = tidy
     return cuts
+
+
+def _one_cell_each(text: str) -> bool:
+    """Whether each character of `text` takes one cell: ASCII and `…` (what long names are made of; the general
+    measure walks a name a character at a time)."""
+    return text.isascii() or text.replace(CUT, "").isascii()
+
+
+def _cells(text: str) -> int:
+    """The cells `text` takes (`rich.cells.cell_len`), at once where each character takes one."""
+    return len(text) if _one_cell_each(text) else cell_len(text)
