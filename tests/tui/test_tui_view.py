@@ -21,7 +21,7 @@ from proton_tui.tui.widgets.key_bar import KeyBar
 from proton_tui.tui.widgets.profile_table import ProfileTable
 from proton_tui.tui.widgets.table_rows import fit
 from proton_tui.view.names import Names
-from tests.helpers import capture_path, kernel, run_folder, scope, wait_for
+from tests.helpers import FIXTURES, capture_path, kernel, run_folder, scope, wait_for
 
 SIZE = (120, 36)
 
@@ -185,15 +185,17 @@ def test_a_very_narrow_terminal_still_shows_the_sorted_column_beside_a_shorter_n
     assert all(re.search(r"  \d+\.\d\d [µm]s$", model.text(row, 38)) for row in range(1, len(model.rows)))
 
 
-def test_kernels_that_would_cut_alike_read_apart_in_the_table_at_80_columns():
-    """GPT-2's cuBLAS and cutlass kernels differ in their middles: at 80 columns every row of the kernel summary, and
-    every kernel among its siblings in the tree, shows a name no other row there shows, in readable and raw names."""
+@pytest.mark.parametrize("capture", ["gpt2_shadow", "timm_resnet18_steps"])
+def test_kernels_that_would_cut_alike_read_apart_in_the_table_at_80_columns(capture):
+    """GPT-2's cuBLAS and cutlass kernels differ in their middles; ResNet-18's cuDNN kernels differ in two places
+    far apart (`wgrad…tilesize128x64x32…split_k`): at 80 columns every row of the kernel summary, and every kernel
+    among its siblings in the tree, shows a name no other row there shows, in every name form."""
     from proton_tui.tui.widgets.table_rows import TableRows
     from proton_tui.view.display import Display
     from proton_tui.view.names import Names
 
-    profile = load_profile(capture_path("gpt2_shadow"))
-    for form in ("short", "raw"):
+    profile = load_profile(capture_path(capture) if capture == "gpt2_shadow" else FIXTURES / f"{capture}.hatchet")
+    for form in ("short", "full", "raw"):
         names = Names.demangled(profile.names, form=form)
         model = TableRows(Display(profile, names))
         model.show_kernels = True
@@ -201,7 +203,8 @@ def test_kernels_that_would_cut_alike_read_apart_in_the_table_at_80_columns():
         width = 78
         name_cells = width - sum(2 + cells for _, cells in model.visible_columns(width))
         cells = [model.text(row, width)[:name_cells] for row in range(len(model.rows))]
-        assert len(set(cells)) == len(cells) == 50, [cell for cell in cells if cells.count(cell) > 1]
+        assert len(set(cells)) == len(cells) == len(profile.kernel_stats()), \
+            [cell for cell in cells if cells.count(cell) > 1]
         model.show_kernels = False
         model.expand_all()
         rows = [(profile.parents[node], model.text(row, width)[:name_cells]) for row, node in enumerate(model.rows)]

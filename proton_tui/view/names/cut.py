@@ -17,9 +17,11 @@ CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
 SHORT_LIMIT = 80  # cells of a short name at most
-TOLD_APART_MOST = 10_000  # names told apart at most (`told_apart`): 70 ms for 10,000 on the 2-core machine
+TOLD_APART_MOST = 10_000  # names told apart at most: 44 ms for 10,000, 2-core machine (bench_names_apart.py)
 CONTEXT = 4  # cells kept before where names that would read alike first differ
 APART_DEPTH = 3  # times a group still alike is cut again from where it differs in turn
+MERGES = 2  # times groups whose cuts read as each other's are joined and cut again together
+APART_WORDS = 200  # names in a group up to which a group still alike shows the word that tells it from the others
 
 
 def cut_name(name: str, width: int) -> str:
@@ -58,8 +60,14 @@ def _told_apart(names: frozenset[str], width: int) -> dict[str, str]:
         return {}
     cuts = {name: cut_name(name, width) for name in names if _cells(name) > width}
     plain = dict(cuts)
-    for group in _alike(cuts):
-        cuts.update(_apart(group, width))
+    groups = _alike(cuts)
+    for _ in range(MERGES + 1):
+        apart = {name: cut for group in groups for name, cut in _apart(group, width).items()}
+        merged = _merged(groups, apart)
+        if merged is None:
+            break
+        groups = merged
+    cuts.update(apart)
     taken = Counter(cuts.values())
     for name, cut in cuts.items():
         if (taken[cut] > 1 or cut in names) and taken[plain[name]] == 0 and plain[name] not in names:
@@ -67,6 +75,32 @@ def _told_apart(names: frozenset[str], width: int) -> dict[str, str]:
             cuts[name] = plain[name]
             taken[plain[name]] += 1
     return cuts
+
+
+def _merged(groups: list[list[str]], cuts: dict[str, str]) -> list[list[str]] | None:
+    """The groups, those whose cuts read as another group's joined into one (to be told apart together: what tells
+    them apart may lie where each group alone was cut); None where no cut reads as another group's."""
+    group_of = {name: at for at, group in enumerate(groups) for name in group}
+    joined = list(range(len(groups)))
+
+    def root(at: int) -> int:
+        while joined[at] != at:
+            at = joined[at]
+        return at
+
+    owners: dict[str, int] = {}
+    found = False
+    for name, cut in cuts.items():
+        other = owners.setdefault(cut, group_of[name])
+        if root(other) != root(group_of[name]):
+            joined[root(group_of[name])] = root(other)
+            found = True
+    if not found:
+        return None
+    together: dict[int, list[str]] = {}
+    for at, group in enumerate(groups):
+        together.setdefault(root(at), []).extend(group)
+    return list(together.values())
 
 
 def _alike(cuts: dict[str, str]) -> list[list[str]]:
@@ -77,29 +111,48 @@ def _alike(cuts: dict[str, str]) -> list[list[str]]:
     return [group for group in by_cut.values() if len(group) > 1]
 
 
-def _apart(group: list[str], width: int, depth: int = 0) -> dict[str, str]:
+def _apart(group: list[str], width: int, depth: int = 0, before: dict[str, str] | None = None) -> dict[str, str]:
     """Names that read alike, cut alike to `width` cells: the characters they all start with (a few), `…`, then from
     CONTEXT cells before where they first differ, as much as fits (`…` where more follows). The room goes to the
     part where they differ (up to where they end alike) first, then to what comes before it, then to their start.
-    Those still alike, having differed past the room, are cut again from where they differ in turn (APART_DEPTH
-    times at most)."""
+    Those still alike, having differed past the room, are cut again (APART_DEPTH times at most): their start, `…`,
+    the word where they differ from the group's others (and each word so found before it), `…`, then from where
+    they differ in turn. `before`: what a cut again shows ahead of its stretch, by name."""
     shared = len(os.path.commonprefix(group))
     same_end = len(os.path.commonprefix([name[shared:][::-1] for name in group]))
     differing = max(_cells(name[shared:len(name) - same_end]) for name in group)
-    spare = max(0, width - 2 * _cells(CUT) - differing)
+    taken = max((_cells(text) for text in before.values()), default=0) if before else 0
+    spare = max(0, width - taken - 2 * _cells(CUT) - differing)
     context = _leading(group[0][:shared][::-1], min(CONTEXT, spare))[::-1]
     head = _leading(group[0], min(width // 4, spare - _cells(context), shared - len(context)))
-    cuts = {name: _stretch(name, head, shared - len(context), width) for name in group}
+    start = shared - len(context)
+    cuts = {name: _stretch(name, before[name] if before else (head + CUT if start > len(head) else name[:start]),
+                           start, width) for name in group}
     if depth < APART_DEPTH:
         for alike in _alike(cuts):
-            cuts.update(_apart(alike, width, depth + 1))
+            others = [name for name in group if name not in alike] if len(group) <= APART_WORDS else []
+            word = _word_apart(alike[0], others, shared)
+            ahead = (before[alike[0]] if before else (head or _leading(group[0], 2)) + CUT) + word + CUT
+            if word and _cells(ahead) <= width - 2 * CONTEXT:
+                cuts.update(_apart(alike, width, depth + 1, {name: ahead for name in alike}))
+            else:
+                cuts.update(_apart(alike, width, depth + 1, before))
     return cuts
 
 
-def _stretch(name: str, head: str, start: int, width: int) -> str:
-    """`head`, `…` (where anything lies between), then `name` from `start`: whole where it fits, else as much as
-    fits and `…`; a `…` of the name's own beside one of the cut's is written once."""
-    lead = head + CUT if start > len(head) else name[:start]
+def _word_apart(name: str, others: list[str], shared: int) -> str:
+    """`name` from `shared` to the end of the word (letters and digits) where it first differs from the most like
+    it of `others` (a group read alike shares it: it tells them from the rest); "" where there are no others."""
+    if not others:
+        return ""
+    differs = shared + max(len(os.path.commonprefix([name[shared:], other[shared:]])) for other in others)
+    found = WORD.match(name, differs)
+    return name[shared:found.end() if found else differs + 1]
+
+
+def _stretch(name: str, lead: str, start: int, width: int) -> str:
+    """`lead` (what is shown ahead), then `name` from `start`: whole where it fits, else as much as fits and `…`; a
+    `…` of the name's own beside one of the cut's is written once."""
     room = width - _cells(lead)
     rest = name[start:]
     cut = lead + rest if _cells(rest) <= room else lead + _leading(rest, room - _cells(CUT)) + CUT
