@@ -3,6 +3,7 @@ names distinct within a capture; Python frames; names that are not mangled."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -270,3 +271,24 @@ def test_telling_names_apart_stays_fast_and_exact_on_adversarial_names():
     wide = [f"日本語日本語日本語{letter}日本語日本語日本語" for letter in "AB"]
     shown = told_apart(wide, 12)
     assert len(set(shown.values())) == 2 and all(cell_len(cut) <= 12 for cut in shown.values())
+
+
+def test_cuts_told_apart_are_the_same_in_every_process_and_never_only_an_ellipsis():
+    """The cuts of names do not depend on the process (Python's string hashing changes with each): names that
+    differ by one character at six places, too many for 20 cells, are cut alike by processes of five different
+    PYTHONHASHSEED. Names each the start of the next keep their ordinary cut rather than a bare `…`; a `…` of a
+    short name's own beside a cut's is written once."""
+    import subprocess
+    import sys
+
+    from proton_tui.view.names.cut import cut_name, told_apart
+
+    script = ("from proton_tui.view.names.cut import told_apart; base = 'abcdefghij' * 8; "
+              "names = [base[:at] + letter + base[at + 1:] for at in (10, 30, 50, 70, 71, 72) for letter in 'XYZ']; "
+              "print(repr(sorted(told_apart(names, 20).items())))")
+    runs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in "12345"}
+    assert len(runs) == 1 and len(next(iter(runs))) > 500
+    prefixes = ["prefix_kernel_" + "x" * count for count in range(40, 60)]
+    assert all(cut.strip("…") for cut in told_apart(prefixes, 29).values())
+    assert "……" not in cut_name("sm80_xmma_gemm_f32f32…_kernel__5x_cublas_and_something_longer", 20)

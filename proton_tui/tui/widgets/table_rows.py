@@ -291,10 +291,10 @@ class TableRows:
                              width, profile.percent(kernel.value), cut=self._cutter(None, width))
         node = self.rows[row]
         marker = (OPEN if node in self.expanded else CLOSED) if display.has_children(node) else LEAF
-        beside = profile.parents[node] if node else 0
         return self.line(cut_field(display.name(node)), node_cells(profile, node, bars=True), width,
                          profile.percent(profile.inclusive[node]), display.guide(node) + marker,
-                         display.compact_guide(node) + marker, self._cutter(beside, width))
+                         display.compact_guide(node) + marker,
+                         self._cutter(profile.parents[node], width) if node else cut_name)  # ROOT: alone
 
     def _cutter(self, parent: int | None, width: int) -> Callable[[str, int], str]:
         """How a name is cut in a table `width` cells wide among the names it is read beside: every kernel of the

@@ -17,7 +17,7 @@ CUT = "…"
 MIN_ARGUMENTS = 12  # cells of template arguments worth keeping; with less room the whole name loses its middle
 WORD = re.compile(r"[A-Za-z0-9]+")  # what a cut is moved to the end of, where there is room
 SHORT_LIMIT = 80  # cells of a short name at most
-TOLD_APART_MOST = 10_000  # names told apart at most: 44 ms for 10,000, 2-core machine (bench_names_apart.py)
+TOLD_APART_MOST = 10_000  # names told apart at most: 44–53 ms for 10,000, 2-core machine (bench_names_apart.py)
 CONTEXT = 4  # cells kept before where names that would read alike first differ
 APART_DEPTH = 3  # times a group still alike is cut again from where it differs in turn
 MERGES = 2  # times groups whose cuts read as each other's are joined and cut again together
@@ -38,8 +38,8 @@ def cut_name(name: str, width: int) -> str:
         head, middle, tail = name[:opening + 1], name[opening + 1:closing], name[closing:]
         room = width - _cells(head) - _cells(tail) - _cells(CUT)
         if room >= MIN_ARGUMENTS:
-            return head + _middle_cut(middle, room) + tail
-    return _middle_cut(name, width - _cells(CUT))
+            return (head + _middle_cut(middle, room) + tail).replace(CUT + CUT, CUT)
+    return _middle_cut(name, width - _cells(CUT)).replace(CUT + CUT, CUT)  # a `…` of the name's own beside the cut's
 
 
 def told_apart(names: Iterable[str], width: int) -> dict[str, str]:
@@ -58,7 +58,7 @@ def _told_apart(names: frozenset[str], width: int) -> dict[str, str]:
     there are more than TOLD_APART_MOST (each is then cut alone)."""
     if len(names) > TOLD_APART_MOST:
         return {}
-    cuts = {name: cut_name(name, width) for name in names if _cells(name) > width}
+    cuts = {name: cut_name(name, width) for name in sorted(names) if _cells(name) > width}  # the same every run
     plain = dict(cuts)
     groups = _alike(cuts)
     for _ in range(MERGES + 1):
@@ -67,7 +67,9 @@ def _told_apart(names: frozenset[str], width: int) -> dict[str, str]:
         if merged is None:
             break
         groups = merged
-    cuts.update(apart)
+    # a re-cut showing less than half its width of the name (names each the start of the next) is no better
+    cuts.update((name, cut if _cells(cut.replace(CUT, "")) >= width // 2 else plain[name])
+                for name, cut in apart.items())
     taken = Counter(cuts.values())
     for name, cut in cuts.items():
         if (taken[cut] > 1 or cut in names) and taken[plain[name]] == 0 and plain[name] not in names:
@@ -126,6 +128,9 @@ def _apart(group: list[str], width: int, depth: int = 0, before: dict[str, str] 
     context = _leading(group[0][:shared][::-1], min(CONTEXT, spare))[::-1]
     head = _leading(group[0], min(width // 4, spare - _cells(context), shared - len(context)))
     start = shared - len(context)
+    longest = max(_cells(name[start:]) for name in group)
+    if before is None and _cells(head) + _cells(CUT) + longest < width:  # the room left goes to the start
+        head = _leading(group[0], min(start, width - _cells(CUT) - longest))
     cuts = {name: _stretch(name, before[name] if before else (head + CUT if start > len(head) else name[:start]),
                            start, width) for name in group}
     if depth < APART_DEPTH:
