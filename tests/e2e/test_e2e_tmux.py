@@ -29,6 +29,7 @@ from tests.e2e.terminal import NO_TMUX, POLL_S, TMUX, Terminal, assert_nothing_l
 from tests.helpers import HOSTILE_NAMES, REPO, TRITON_VERSION, hostile_tree
 
 TAB_WAIT_S = 3.0  # how long a Tab that moved no cursor (focus on a widget without one) is given to be taken
+SETTLE_S = 0.5  # how long the cursor must stay on a field: a queued Tab moves it on within milliseconds
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 
@@ -50,7 +51,8 @@ def focus_field(term: Terminal, label: str, max_tabs: int = 40) -> None:
     """Press Tab until the terminal cursor (Textual puts it in the focused Input) moves to ``label``'s row.
 
     One Tab at a time: the next is sent once the cursor has moved (the Tab was taken), or after TAB_WAIT_S where
-    focus went to a widget without a cursor. A Tab answered later than that only costs a trip round the focus
+    focus went to a widget without a cursor. A Tab answered later than that is still queued when the cursor reaches
+    the field, and takes it on at once: the cursor must stay there SETTLE_S, else the Tabs go on round the focus
     chain (Tab wraps)."""
     for _ in range(max_tabs):
         assert row_of(term.screen(), label) is not None, f"no {label!r} field on screen:\n{term.screen()}"
@@ -62,7 +64,10 @@ def focus_field(term: Terminal, label: str, max_tabs: int = 40) -> None:
             # the field's row read again after the cursor: a line of the form's appearing above moves the fields
             if seen.split()[-1:] == [str(row_of(term.screen(), label))] and \
                     term.pane("#{cursor_flag} #{cursor_x} #{cursor_y}") == seen:
-                return
+                time.sleep(SETTLE_S)
+                if term.pane("#{cursor_flag} #{cursor_x} #{cursor_y}") == seen:
+                    return
+                break
             if seen != before:
                 break
             time.sleep(POLL_S)
