@@ -15,6 +15,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -38,6 +39,15 @@ from tests.tui.screen_text import screen_lines
 
 H200_RANKS = FIXTURES / "ranks_h200"
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
+def copied_ranks(folder: Path, fixture: str, count: int) -> Path:
+    """A new folder holding `count` copies of one fixture, one per rank (`job.rank<N>` and the fixture's suffix)."""
+    folder.mkdir()
+    suffix = fixture[fixture.index("."):]
+    for rank in range(count):
+        shutil.copy(FIXTURES / fixture, folder / f"job.rank{rank}{suffix}")
+    return folder
 
 
 def rank_set_app(folder) -> ProtonApp:
@@ -385,11 +395,7 @@ async def test_as_many_rank_columns_as_the_width_holds(tmp_path, size):
 
 
 async def test_traces_without_a_clock_base_are_aligned_by_their_first_events(tmp_path):
-    folder = tmp_path / "traces"
-    folder.mkdir()
-    for rank in (0, 1):
-        shutil.copy(FIXTURES / "vecadd_trace.chrome_trace", folder / f"job.rank{rank}.chrome_trace")
-    app = rank_set_app(folder)
+    app = rank_set_app(copied_ranks(tmp_path / "traces", "vecadd_trace.chrome_trace", 2))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await opened(app, pilot)
         timeline = screen.query_one(RanksTimeline)
@@ -429,11 +435,7 @@ async def test_a_sort_keeps_the_cursor_on_its_kernel():
 
 
 async def test_a_thousand_ranks_lay_out_only_the_rows_on_the_screen(tmp_path):
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    for rank in range(1000):
-        shutil.copy(FIXTURES / "vecadd_hook.hatchet", folder / f"job.rank{rank}.hatchet")
-    app = rank_set_app(folder)
+    app = rank_set_app(copied_ranks(tmp_path / "ranks", "vecadd_hook.hatchet", 1000))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await opened(app, pilot)
         ranks = screen.query_one(RankTable)
@@ -671,11 +673,7 @@ async def test_a_merged_trace_opened_alone_names_every_lane_whole(tmp_path, size
 async def test_kernels_that_would_cut_alike_read_apart_in_the_rank_sets_kernel_table(tmp_path):
     """GPT-2's cuBLAS and cutlass kernels on two ranks, at 80 columns: every row of the kernel table shows a name no
     other row shows (cut at their end they read alike)."""
-    folder = tmp_path / "gpt2"
-    folder.mkdir()
-    for rank in range(2):
-        shutil.copy(FIXTURES / "gpt2_shadow.hatchet", folder / f"job.rank{rank}.hatchet")
-    app = rank_set_app(folder)
+    app = rank_set_app(copied_ranks(tmp_path / "gpt2", "gpt2_shadow.hatchet", 2))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await opened(app, pilot)
         kernels = screen.query_one(KernelRankTable)
