@@ -23,15 +23,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SESSION = f"proton-phases-{os.getpid()}"
 
-# the viewer under stamps: each phase's start (">") and end ("<"), seconds since the command was given
-WRAPPER = r'''
+# the viewer under stamps: each phase's start (">") and end ("<"), seconds since the command was given. The TUI's
+# modules are stamped once `viewer_app` has imported them, where the viewer imports them, not before.
+WRAPPER = r"""
 import functools, os, sys, time
 T0, LOG = float(os.environ["PHASES_T0"]), open(os.environ["PHASES_LOG"], "a")
 def mark(what): print(f"{time.time() - T0:.4f} {what}", file=LOG, flush=True)
 mark("python up")
 from proton_tui.hatchet import loader, split_read
-from proton_tui.hatchet import trace_stream
-from proton_tui.view import warps
+from proton_tui.tui import launch
+from proton_tui.view import reading
 mark("reader imported")
 def stamped(owner, name):
     original = getattr(owner, name)
@@ -44,33 +45,46 @@ def worker(*args):
     found = decode(*args); mark("worker decoded"); return found
 split_read._decode = worker
 stamped(split_read.SplitRead, "__init__"); stamped(loader.PendingLoad, "finish")
-stamped(loader.PendingLoad, "_split_trace"); stamped(trace_stream, "stream_trace"); stamped(loader, "trace_profile")
-stamped(warps, "warp_trace")
-from proton_tui.tui import app
-from proton_tui.tui.widgets.timeline import warps as timeline
-stamped(app.ProtonApp, "on_mount"); stamped(timeline.WarpTimeline, "show")
-drawn = timeline.WarpTimeline.render_line
-def render_line(self, y):
-    if getattr(self, "_first_stamped", None) is None and getattr(self, "warps", None) is not None:
-        self._first_stamped = True
-        mark("first line of a launch")
-    return drawn(self, y)
-timeline.WarpTimeline.render_line = render_line
+stamped(loader.PendingLoad, "_split_trace"); stamped(loader, "trace_profile"); stamped(reading.Reading, "_first")
+tell = reading.Reading._tell
+def told(self, outcome):
+    mark(f"told {type(outcome).__name__}"); return tell(self, outcome)
+reading.Reading._tell = told
+made = launch.viewer_app
+def viewer_app(*args, **kwargs):
+    from proton_tui.hatchet import trace_stream
+    from proton_tui.tui import app
+    from proton_tui.tui.widgets.timeline import warps as timeline
+    from proton_tui.view import warps
+    mark("textual imported")
+    stamped(trace_stream, "stream_trace"); stamped(warps, "warp_trace")
+    stamped(app.ProtonApp, "on_mount"); stamped(timeline.WarpTimeline, "show")
+    drawn = timeline.WarpTimeline.render_line
+    def render_line(self, y):
+        if getattr(self, "_first_stamped", None) is None and getattr(self, "warps", None) is not None:
+            self._first_stamped = True
+            mark("first line of a launch")
+        return drawn(self, y)
+    timeline.WarpTimeline.render_line = render_line
+    return made(*args, **kwargs)
+launch.viewer_app = viewer_app
 sys.argv = ["proton-tui", "view", sys.argv[1]]
 from proton_tui.entry import main
 mark("entry imported")
 main()
-'''
+"""
 
 # (name, from, to): a span between two stamps ("" for the command itself)
 SPANS = (("python up", "", "python up"), ("the reader imported", "", "reader imported"),
-         ("workers forked", "", "__init__ <"), ("viewer mounted", "", "on_mount <"),
-         ("reading thread starts", "", "finish >"), ("last worker decoded", "", "worker decoded"),
+         ("workers forked", "", "__init__ <"), ("reading thread starts", "", "finish >"),
+         ("Textual imported", "", "textual imported"), ("viewer mounted", "", "on_mount <"),
+         ("last worker decoded", "", "worker decoded"),
          ("workers' columns taken in", "_split_trace >", "_split_trace <"),
          ("one reader's decode (no workers)", "stream_trace >", "stream_trace <"),
-         ("tree and launches (trace_profile)", "trace_profile >", "trace_profile <"),
-         ("loaded to warps started", "finish <", "warp_trace >"), ("warp_trace", "warp_trace >", "warp_trace <"),
-         ("timeline shown", "show >", "first line of a launch"), ("first launch drawn", "", "drawn"))
+         ("first launch worked out (warp_trace, launch 1)", "_first >", "told First"),
+         ("told to shown", "told First", "show >"), ("timeline shown", "show >", "first line of a launch"),
+         ("first launch drawn", "", "drawn"),
+         ("the tree, after (trace_profile)", "_first <", "trace_profile <"), ("the tree read", "", "told Read"))
 
 
 def tmux(*args: str) -> str:
@@ -85,7 +99,8 @@ def one_run(trace: Path, tree: Path, log: Path) -> dict[str, list[float]]:
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     start = time.time()
     env = f"PHASES_T0={start} PHASES_LOG={log} PYTHONPATH={tree}"
-    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "48", f"env {env} {sys.executable} {wrapper} {trace}")
+    tmux("new-session", "-d", "-c", "/", "-s", SESSION, "-x", "160", "-y", "48",
+         f"env {env} {sys.executable} {wrapper} {trace}")
     deadline = time.monotonic() + 120
     while "Launch 1 of" not in tmux("capture-pane", "-p", "-t", SESSION):
         if time.monotonic() > deadline:
@@ -124,7 +139,7 @@ def main() -> None:
     medians = {name: statistics.median(run[name] for run in runs) for name in names}
     for name in names:
         values = [run[name] for run in runs]
-        print(f"{name:36} median {medians[name]:.3f} s  ({min(values):.3f}–{max(values):.3f})")
+        print(f"{name:48} median {medians[name]:.3f} s  ({min(values):.3f}–{max(values):.3f})")
     out = HERE / ".results" / f"phases_{options.trace.stem}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"trace": str(options.trace), "bytes": options.trace.stat().st_size,

@@ -93,7 +93,8 @@ def tui_run(file: Path, tree: Path, warps: bool) -> dict:
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     command = f"PYTHONPATH={tree} {sys.executable} -m proton_tui view {file}"
     start = time.perf_counter()
-    tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "48", command)
+    # started in / : `-m` puts the working folder first on sys.path, ahead of the tree on PYTHONPATH
+    tmux("new-session", "-d", "-c", "/", "-s", SESSION, "-x", "160", "-y", "48", command)
     tmux("set-option", "-s", "escape-time", "0")
     until(lambda s: ("Launch 1 of" if warps else "Timeline:") in s, 300, "the timeline")
     found = {"first_drawn_s": time.perf_counter() - start}

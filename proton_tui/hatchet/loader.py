@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proton_tui.hatchet.cycles import with_unattributed
 from proton_tui.hatchet.decode import is_msgpack, is_object
@@ -20,6 +21,9 @@ from proton_tui.hatchet.pieces import load_in_pieces
 from proton_tui.hatchet.profile import Profile
 from proton_tui.hatchet.reader import load_whole, trace_profile
 from proton_tui.hatchet.source import mapped, streamed
+
+if TYPE_CHECKING:
+    from proton_tui.hatchet.trace import Trace
 
 
 class WhileReading:
@@ -67,6 +71,13 @@ class RunFacts:
     sm_clock_khz: float | None = None
     clock_flag: str = "--sm-clock-khz"
 
+    @property
+    def trace_clock_khz(self) -> float | None:
+        """The SM clock an instrumentation trace's cycles are timed at, as `completed` builds it in (its profile's
+        `run_clock_khz`): the one the user gave, else the one its run reported; None when neither did."""
+        run = self.cycle_facts.clock_khz if self.cycle_facts is not None else None
+        return self.sm_clock_khz or run or None
+
 
 def load_profile(path: str | Path, *, show_internal: bool = False, settled: bool = False,
                  facts: RunFacts | None = None) -> Profile:
@@ -106,6 +117,11 @@ class PendingLoad:
         self.size = self.trace_file.size if self.trace_file is not None else len(self.data)
         self.bytes_read = 0  # so far, as a `finish` under way reports it (a file read in pieces: after each piece)
 
+    @property
+    def decoded_by_workers(self) -> bool:
+        """Whether worker processes decode the file (`split_read`): its reading thread then mostly waits for them."""
+        return self._split is not None and bool(self._split.children)
+
     def cancel(self, abandon: bool = False) -> None:
         """Stop a `finish` under way at its next check. `abandon`: the process is about to end, so the read stops
         there for good and never returns: unwinding would free what it built, and freeing a million objects holds
@@ -125,15 +141,17 @@ class PendingLoad:
             self._parked.wait(3600)
         return True
 
-    def finish(self) -> Profile:
-        """The profile; raises CaptureError. The loaded capture is frozen out of the cyclic GC: it is long-lived
-        and acyclic, and full collections would walk all of it (docs/measurements.md, row 34)."""
+    def finish(self, first: Callable[[Trace], None] | None = None) -> Profile:
+        """The profile; raises CaptureError. `first`: for a trace, called with it as soon as its events are read,
+        before its tree is built (what a view may show meanwhile). The loaded capture is frozen out of the cyclic
+        GC: it is long-lived and acyclic, and full collections would walk all of it (docs/measurements.md, row
+        34)."""
         GC_PAUSED.hold()
         try:
             with self._held:
-                profile = self._streamed() if self.trace_file is not None else None
+                profile = self._streamed(first) if self.trace_file is not None else None
                 if profile is None:
-                    profile = self._read_whole()
+                    profile = self._read_whole(first)
                 if self.facts is not None:
                     profile = completed(profile, self.facts)
                 profile = with_unattributed(profile)
@@ -143,7 +161,7 @@ class PendingLoad:
         finally:
             GC_PAUSED.release()
 
-    def _read_whole(self) -> Profile:
+    def _read_whole(self, first: Callable[[Trace], None] | None = None) -> Profile:
         if self.data is None:  # a trace that must be read whole after all
             self.data = self._held.enter_context(mapped(self.path, self.settled))
             self.size = len(self.data)
@@ -152,9 +170,9 @@ class PendingLoad:
             self.path, self.data, self.show_internal, cancelled=self._stop_here, progress=self._read_so_far)
         if self._stop_here():
             raise LoadCancelled(self.path)
-        return profile or load_whole(self.path, self.data, self.show_internal, self._stop_here)
+        return profile or load_whole(self.path, self.data, self.show_internal, self._stop_here, first)
 
-    def _streamed(self) -> Profile | None:
+    def _streamed(self, first: Callable[[Trace], None] | None = None) -> Profile | None:
         """The profile of a large trace read a piece at a time; None when it must be read whole (the trace file is
         then let go)."""
         from proton_tui.hatchet.chrome_trace import TraceError  # numpy: for traces alone
@@ -170,7 +188,7 @@ class PendingLoad:
             if trace is not None:
                 self.trace_file.check()
         self.trace_file = None
-        return None if trace is None else trace_profile(self.path, trace, self.show_internal, self._stop_here)
+        return None if trace is None else trace_profile(self.path, trace, self.show_internal, self._stop_here, first)
 
     def _split_trace(self):
         """The trace as the workers decoded it; None when there are none, or one reader must read it after all."""

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
 
 
-def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
+def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None,
+               first: Callable[[Trace], None] | None = None) -> Profile:
     """A Chrome trace decoded straight into compact structures (a large one is never held twice); anything the
     typed decoder refuses is read again with orjson, whose path words the error."""
     from proton_tui.hatchet.chrome_trace import NotATrace, TraceError, decode_trace  # numpy: for traces alone
@@ -37,15 +38,16 @@ def load_trace(path: Path, data, show_internal: bool, cancelled: Callable[[], bo
         raise CaptureError(f"{path}: not a Proton trace: {error}") from None
     except DECODE_ERRORS:  # not JSON: orjson's path words what is wrong
         return load_parsed(path, data, show_internal, cancelled)
-    return trace_profile(path, trace, show_internal, cancelled)
+    return trace_profile(path, trace, show_internal, cancelled, first)
 
 
-def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None) -> Profile:
+def load_whole(path: Path, data, show_internal: bool, cancelled: Callable[[], bool] | None = None,
+               first: Callable[[Trace], None] | None = None) -> Profile:
     """The profile of the whole file in one read: decoded into msgspec Structs, or, when msgspec cannot take it (a
     bad document, nesting deeper than it allows), parsed with orjson, which also words every error. `cancelled`:
-    see `flatten`."""
+    see `flatten`; `first`: see `trace_profile`."""
     if not is_msgpack(data) and is_object(data):
-        return load_trace(path, data, show_internal, cancelled)
+        return load_trace(path, data, show_internal, cancelled, first)
     try:
         tree, device_info = decode_document(data)
     except DECODE_ERRORS:
@@ -77,10 +79,14 @@ def load_parsed(path: Path, data, show_internal: bool, cancelled: Callable[[], b
         raise CaptureError(f"{path}: {error}") from None
 
 
-def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Callable[[], bool] | None) -> Profile:
-    """A Chrome trace's kernels as a tree (summed by call stack), with the trace kept for the timeline."""
+def trace_profile(path: Path, trace: Trace, show_internal: bool, cancelled: Callable[[], bool] | None,
+                  first: Callable[[Trace], None] | None = None) -> Profile:
+    """A Chrome trace's kernels as a tree (summed by call stack), with the trace kept for the timeline. `first` is
+    called with the trace before its tree is built."""
     from proton_tui.hatchet.cycles import facts_from_trace
 
+    if first is not None:
+        first(trace)
     try:
         profile = _index(path, trace.tree(), {}, show_internal, cancelled=cancelled)
     except NodeError as error:

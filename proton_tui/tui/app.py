@@ -161,8 +161,9 @@ class ProtonApp(App):
     async def on_ready(self) -> None:
         """The first frame is out: a capture being opened says so there while its load finishes."""
         if self.opening is not None and getattr(self.screen, "opening", None) is self.opening \
-                and not self.opening.loader:
-            await asyncio.sleep(FRAME_WRITE_S)
+                and not self.opening.started:
+            if self.opening.reading is None:  # a read under way already holds the interpreter by turns
+                await asyncio.sleep(FRAME_WRITE_S)
             self.screen.finish_opening()
 
     def get_system_commands(self, screen: Screen):

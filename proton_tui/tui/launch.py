@@ -15,6 +15,7 @@ from proton_tui.view.filters import ViewFilter
 if TYPE_CHECKING:
     from proton_tui.hatchet import PendingLoad
     from proton_tui.tui.app import ProtonApp
+    from proton_tui.view.reading import Reading
 
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
                 clock_khz: int | None = None) -> str | None:
@@ -37,8 +38,13 @@ def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal
             return "-: the capture was read from standard input and no terminal is left for the keys"
         os.dup2(keyboard, 0)
         os.close(keyboard)
+    from proton_tui.view.reading import read_now
+
+    # a trace decoded by workers is read while Textual is imported and starts; one read here would hold the
+    # interpreter through Textual's start instead (its first frame 0.3 s later on the 2-core machine)
+    reading = read_now(pending) if pending.decoded_by_workers else None
     with closing(pending):
-        viewer = viewer_app(pending, view_filter)
+        viewer = viewer_app(pending, view_filter, reading)
         viewer.run_to_the_end()
     return viewer.load_error
 
@@ -60,9 +66,11 @@ def open_rank_viewer(paths: list[Path], view_filter: ViewFilter | None = None) -
     return viewer.load_error
 
 
-def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None) -> ProtonApp:
-    """The viewer of a capture about to be read (`pending_capture`): its first screen says so and then reads it."""
+def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None,
+               reading: Reading | None = None) -> ProtonApp:
+    """The viewer of a capture about to be read (`pending_capture`): its first screen says so and then reads it (or
+    takes over `reading`, its read already under way)."""
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.opening import Opening
 
-    return ProtonApp(opening=Opening.of(pending, view_filter or ViewFilter()))
+    return ProtonApp(opening=Opening.of(pending, view_filter or ViewFilter(), reading=reading))

@@ -27,6 +27,16 @@ class Loaded(Message):
 
 
 @dataclass(eq=False)
+class TraceRead(Message):
+    """An instrumentation trace being opened has had its events read: its warps (`WarpTrace`, the first launch worked
+    out) can be shown while its tree is built."""
+
+    trace: object
+    warps: object
+    opening: Opening
+
+
+@dataclass(eq=False)
 class ReadCrashed(Message):
     """Reading the capture being opened failed in a way no capture should make it fail (a defect)."""
 

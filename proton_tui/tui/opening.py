@@ -1,37 +1,23 @@
 """A capture being opened in the TUI: read on a daemon thread, whichever way it came (``view FILE``, the sample,
 compare's B, a stored run's capture, a rank set's captures), and reported back as messages (Loaded, LoadFailed,
-ReadCrashed)."""
+ReadCrashed). An instrumentation trace's first launch is reported as soon as its events are read (TraceRead), and
+its tree is built once that launch is on the screen."""
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.message import Message
 
 from proton_tui.console import printable, size_text
-from proton_tui.hatchet import CaptureError, LoadCancelled, PendingLoad, Profile
-from proton_tui.hatchet.loader import WhileReading
+from proton_tui.hatchet import CaptureError, PendingLoad, Profile
 from proton_tui.hatchet.scope import within
-from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed
+from proton_tui.tui.messages import Loaded, LoadFailed, ReadCrashed, TraceRead
 from proton_tui.view.filters import ViewFilter
 from proton_tui.view.formatting import counted
-
-# How long the reading thread may hold the interpreter while the keys wait (Python's default is 5 ms): the app's
-# quit takes many turns of its event loop; calibrated with benchmarks/bench_quit.py on the 2-core machine.
-READING_SWITCH_S = 0.001
-
-
-def _short_switch() -> float:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(READING_SWITCH_S)
-    return before
-
-
-SHORT_SWITCH = WhileReading(_short_switch, sys.setswitchinterval)  # while any capture is read
+from proton_tui.view.reading import Failed, First, Outcome, Read, Reading
 
 
 @dataclass
@@ -47,29 +33,35 @@ class Opening:
     view_filter: ViewFilter = ViewFilter()
     cancel: Callable[..., None] = lambda abandon=False: None
     fraction_read: Callable[[], float] = lambda: 0.0
-    loader: threading.Thread | None = None
+    reading: Reading | None = None
     size: int | None = None  # the file's bytes, when known
     fatal: bool = True
-    settled: threading.Event = field(default_factory=threading.Event)  # set before the outcome is posted
     rank_set: bool = False  # what it finishes with is a RankSet (`of_rank_set`), not a Profile
     kernel: str | None = None  # the kernel the viewer opens on, in its kernel summary (a rank's, from a rank set)
+    # `finish` takes a call for a trace's events read (`PendingLoad.finish`); with it, the trace's SM clock
+    trace_first: bool = False
+    clock_khz: float | None = None
+    started: bool = False  # `start` has been called (a screen takes what the read posts)
 
     @classmethod
     def of(cls, pending: PendingLoad, view_filter: ViewFilter | None = None, *, fatal: bool = True,
-           owned: bool = False, scope: str | None = None) -> Opening:
+           owned: bool = False, scope: str | None = None, reading: Reading | None = None) -> Opening:
         """The opening of a capture about to be read (`hatchet.pending_capture`). `owned`: the file is released once
         read (else its opener closes it). `scope`: the capture is restricted to that scope's subtree once read (a
-        scope that names no frame, or several, fails the read as a bad file does)."""
-        def finish() -> Profile:
+        scope that names no frame, or several, fails the read as a bad file does). `reading`: the read of `pending`
+        already under way (`read_now`), which the opening takes over."""
+        def finish(first=None) -> Profile:
             try:
-                return within(pending.finish(), scope)
+                return within(pending.finish(first), scope)
             finally:
                 if owned:
                     pending.close()
 
+        facts = pending.facts
         return cls(pending.path, f"Reading {printable(str(pending.path))} ({size_text(pending.size)})…", finish,
                    view_filter or ViewFilter(), pending.cancel, lambda: pending.bytes_read / pending.size,
-                   size=pending.size, fatal=fatal)
+                   size=pending.size, fatal=fatal, trace_first=scope is None,
+                   clock_khz=facts.trace_clock_khz if facts is not None else None, reading=reading)
 
     @classmethod
     def of_rank_set(cls, files: list[Path], view_filter: ViewFilter | None = None, *, fatal: bool = True) -> Opening:
@@ -119,36 +111,41 @@ class Opening:
             finally:
                 pending.close()  # read() closes it too; not when open_rank refused before reading
 
-        opening.finish, opening.kernel = finish, kernel
+        opening.finish, opening.kernel, opening.trace_first = finish, kernel, False
         opening.label = f"Reading {rank.label}'s capture ({size_text(pending.size)})…"
         return opening
 
     def loading(self) -> bool:
         """The read is under way: started and its outcome not yet known (an outcome is settled before it is posted,
         so an app that ends on it never takes the read as abandoned)."""
-        return self.loader is not None and self.loader.is_alive() and not self.settled.is_set()
+        return self.reading is not None and self.reading.loading()
 
-    def start(self, post: Callable[[Message], object]) -> None:
-        """Read the capture on a daemon thread and `post` what came of it: the keys stay live meanwhile, and quitting
-        never waits for it (the app's process ends with the read under way; a thread of Textual's worker pool would
-        be joined first)."""
-        def read() -> None:
-            try:
-                profile = self.finish()
-            except CaptureError as error:
-                self.settled.set()
-                post(LoadFailed(str(error), self))
-            except LoadCancelled:
-                pass
-            except Exception as error:  # a defect: raised again on the app's side, which ends as for any crash
-                self.settled.set()
-                post(ReadCrashed(error))
+    def start(self, post: Callable[[Message], object], trace_first: bool = False) -> None:
+        """Read the capture on a daemon thread (unless it is read already: `of`'s `reading`) and `post` what came of
+        it: the keys stay live meanwhile, and quitting never waits for it (the app's process ends with the read under
+        way; a thread of Textual's worker pool would be joined first). `trace_first`: an instrumentation trace's first
+        launch is posted as soon as its events are read (TraceRead); its tree is built once the screen says it is
+        shown (`first_shown`)."""
+        self.started = True
+        reading = self.reading or self._read(trace_first)
+
+        def told(outcome: Outcome) -> None:
+            if isinstance(outcome, First):
+                post(TraceRead(outcome.trace, outcome.warps, self))
+            elif isinstance(outcome, Read):
+                post(Loaded(outcome.profile, self))
+            elif isinstance(outcome, Failed):
+                post(LoadFailed(outcome.reason, self))
             else:
-                self.settled.set()
-                post(Loaded(profile, self))
-            finally:
-                SHORT_SWITCH.release()
+                post(ReadCrashed(outcome.error))
 
-        SHORT_SWITCH.hold()
-        self.loader = threading.Thread(target=read, name="capture-reader", daemon=True)
-        self.loader.start()
+        reading.listen(told)
+
+    def first_shown(self) -> None:
+        """A trace's first launch (TraceRead) is on the screen: its tree is built from now."""
+        if self.reading is not None:
+            self.reading.first_shown.set()
+
+    def _read(self, trace_first: bool) -> Reading:
+        self.reading = Reading(self.finish, trace_first=trace_first and self.trace_first, clock_khz=self.clock_khz)
+        return self.reading

@@ -175,16 +175,58 @@ class EventLaunches:
         return self.get(event) is not None
 
 
+class Launches(Sequence):
+    """A trace's launches in time order, each one (its warps' statistics per scope) worked out when first asked for
+    and kept: the warp timeline shows one launch at a time, and its first is drawn before the others are worked
+    out."""
+
+    def __init__(self, count: int, make: Callable[[int], Launch]) -> None:
+        self._made: list[Launch | None] = [None] * count
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        launch = self._made[index]
+        if launch is None:
+            launch = self._made[index] = self._make(index)
+        return launch
+
+    @property
+    def worked_out(self) -> int:
+        """How many launches have been worked out so far."""
+        return sum(launch is not None for launch in self._made)
+
+
 @dataclass
 class WarpTrace:
-    """The launches of a trace's instrumented kernels and, per kernel, the statistics across all its launches."""
+    """The launches of a trace's instrumented kernels (`Launches`: each worked out when first asked for) and, per
+    kernel, the statistics across all its launches (`across`: worked out when first asked for, from every launch)."""
 
     trace: Trace
-    launches: list[Launch]
-    across: dict[str, dict[str, ScopeStats]]
+    launches: Sequence[Launch]
+    kernels: list[str]  # the instrumented kernels, in the order their first events come in the columns
     clock_khz: int | None = None
     launch_of: EventLaunches | dict = field(default_factory=dict, repr=False)  # event → index into launches
     lane_of: dict[int, WarpLane] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def across(self) -> dict[str, dict[str, ScopeStats]]:
+        """Per kernel, per scope (in order of first appearance over its launches): the statistics across all its
+        launches' warps."""
+        tables: dict[str, dict[str, list[Samples]]] = {kernel: {} for kernel in self.kernels}
+        for launch in self.launches:
+            for name, stats in launch.scopes.items():
+                tables[launch.kernel].setdefault(name, []).append(stats.table)
+        return {kernel: {name: scope_stats(name, Samples.joined(parts)) for name, parts in by_name.items()}
+                for kernel, by_name in tables.items()}
 
     def micros(self, cycles: float) -> float | None:
         """Cycles as µs at the SM clock; None when the clock is unknown."""
@@ -241,28 +283,31 @@ def scope_stats(name: str, table: Samples) -> ScopeStats:
 
 
 def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
-    """The warp timeline's data for `trace`; None when it has no instrumentation lanes."""
+    """The warp timeline's data for `trace`; None when it has no instrumentation lanes. Which events each launch
+    holds is found here; each launch's statistics when it is first asked for (`Launches`)."""
     lanes, by_kernel = trace.warp_launches()
     if not lanes:
         return None
     starts = trace.columns.start
     pieces = [(kernel, launch) for kernel, launches_of in by_kernel.items() for launch in launches_of]
     pieces.sort(key=lambda piece: float(starts[piece[1][0]]))
-    order = _LaneOrder(trace, lanes)
-    launches: list[Launch] = []
-    ordinals: dict[str, int] = {}
     launch_of = np.full(len(trace.columns), -1, dtype=np.int64)
-    tables: dict[str, dict[str, list[Samples]]] = {}
-    for kernel, indices in pieces:
-        ordinals[kernel] = ordinals.get(kernel, 0) + 1
-        launch, samples = _launch(trace, order, kernel, len(launches) + 1, ordinals[kernel], indices)
-        launches.append(launch)
-        launch_of[indices] = len(launches) - 1
-        for name, table in samples.items():
-            tables.setdefault(kernel, {}).setdefault(name, []).append(table)
-    across = {kernel: {name: scope_stats(name, Samples.joined(parts)) for name, parts in tables.get(kernel, {}).items()}
-              for kernel in by_kernel}
-    return WarpTrace(trace, launches, across, clock_khz or None, EventLaunches(launch_of), lanes)
+    ordinals: list[int] = []
+    seen: dict[str, int] = {}
+    for at, (kernel, indices) in enumerate(pieces):
+        seen[kernel] = seen.get(kernel, 0) + 1
+        ordinals.append(seen[kernel])
+        launch_of[indices] = at
+    order: list[_LaneOrder] = []  # made with the first launch worked out
+
+    def make(at: int) -> Launch:
+        if not order:
+            order.append(_LaneOrder(trace, lanes))
+        kernel, indices = pieces[at]
+        return _launch(trace, order[0], kernel, at + 1, ordinals[at], indices)
+
+    return WarpTrace(trace, Launches(len(pieces), make), list(by_kernel), clock_khz or None,
+                     EventLaunches(launch_of), lanes)
 
 
 class _LaneOrder:
@@ -286,9 +331,8 @@ class _LaneOrder:
         self.rank[ordered] = np.arange(len(ordered))
 
 
-def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: int,
-            indices: np.ndarray) -> tuple[Launch, dict[str, Samples]]:
-    """A launch from its events (in start order), and each scope's samples."""
+def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: int, indices: np.ndarray) -> Launch:
+    """A launch from its events (in start order): each scope's samples and statistics."""
     columns = trace.columns
     walk = indices[np.argsort(order.rank[columns.lane[indices]], kind="stable")]  # lane by lane, in the rows' order
     lanes = columns.lane[walk]
@@ -333,6 +377,5 @@ def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: 
     distinct = np.unique(warps)
     counts = (len(distinct), len(np.unique(order.sm[lanes])),
               len(np.unique(order.sm[lanes] * (int(order.cta.max()) + 1) + order.cta[lanes])))
-    launch = Launch(kernel, number, ordinal, cycles_of(float(columns.start[indices[0]])),
-                    cycles_of(float(columns.end[indices].max())), indices.tolist(), scopes, counts, runs)
-    return launch, samples
+    return Launch(kernel, number, ordinal, cycles_of(float(columns.start[indices[0]])),
+                  cycles_of(float(columns.end[indices].max())), indices.tolist(), scopes, counts, runs)

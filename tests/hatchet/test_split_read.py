@@ -225,6 +225,23 @@ def test_workers_read_only_from_a_process_of_one_thread_under_the_lease_with_the
             trace_file.lease = lease
 
 
+def test_a_load_says_whether_workers_decode_its_file(tmp_path, large, monkeypatch):
+    # the viewer reads such a file while Textual starts: its reading thread mostly waits for the workers
+    path = generated(tmp_path / "kernels", "make_trace.py", "3000")
+    monkeypatch.setattr(split_read, "MIN_STRETCH_BYTES", 1024)
+    monkeypatch.setattr(split_read, "cpu_quota", lambda: None)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    for cores, decoded_by_workers in ((16, True), (split_read.MIN_CPUS - 1, False)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, cores=cores: set(range(cores)))
+        pending = PendingLoad(path, settled=True)
+        try:
+            assert pending.decoded_by_workers is decoded_by_workers
+            pending.finish()
+            assert not pending.decoded_by_workers  # read: none left
+        finally:
+            pending.close()
+
+
 FORCED = """
 import sys
 from proton_tui.hatchet import split_read

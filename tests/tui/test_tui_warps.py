@@ -128,6 +128,58 @@ async def test_the_sm_clock_given_shows_times_beside_the_cycles():
         assert "the reported max SM clock 1,980 MHz" in details(app)
 
 
+async def test_the_first_launch_is_shown_and_takes_its_keys_while_the_tree_is_still_built():
+    app = viewer_app(pending_capture(INSTR, sm_clock=1_980_000))
+    opening, building = app.opening, threading.Event()
+    read = opening.finish
+
+    def finish(first=None):  # the tree is built once the test lets it
+        def then_hold(trace):
+            first(trace)
+            building.wait(60)
+        return read(then_hold)
+
+    opening.finish = finish
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: app.screen.query(WarpTimeline) and app.screen.query_one(WarpTimeline).display,
+                       what="the first launch")
+        await pilot.pause()
+        screen, timeline = app.screen, app.screen.query_one(WarpTimeline)
+        assert screen.profile is None and app.focused is timeline and timeline.warps.clock_khz == 1_980_000
+        assert "Launch 1 of 2:" in str(timeline.border_title) and "building the kernel table" in \
+            str(screen.query_one("#summary").render())
+        assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
+        await pilot.press("right_square_bracket", "t", "escape", "i", "g")  # the table's keys wait for the tree
+        assert timeline.display and timeline.launch_at == 1 and screen.profile is None
+        event = timeline.selected
+        building.set()
+        await wait_for(lambda: screen.profile is not None, what="the tree")
+        await pilot.pause()
+        assert timeline.display and app.focused is timeline and (timeline.launch_at, timeline.selected) == (1, event)
+        assert screen.profile.trace is timeline.trace
+        await pilot.press("t")
+        assert screen.views.current == "table" and screen.query_one("#table").model is not None
+
+
+async def test_a_read_started_before_the_viewer_is_up_is_shown_once_its_screen_is():
+    from proton_tui.view.reading import read_now
+
+    pending = pending_capture(INSTR, sm_clock=1_980_000)
+    reading = read_now(pending)  # as `view FILE` starts it, while Textual is imported
+    await wait_for(lambda: reading._held, what="the first launch held for the viewer")
+    app = viewer_app(pending, reading=reading)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(lambda: app.screen.profile is not None, what="the tree")
+            await pilot.pause()
+            timeline = app.screen.query_one(WarpTimeline)
+            assert app.opening.reading is reading and timeline.display and app.focused is timeline
+            assert timeline.launch_at == 0 and app.screen.profile.trace is timeline.trace
+            assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
+    finally:
+        pending.close()
+
+
 async def test_the_table_and_back_keep_a_closed_group_s_row():
     app = ProtonApp(load_profile(INSTR))
     async with app.run_test(size=(80, 24)) as pilot:

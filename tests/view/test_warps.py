@@ -60,6 +60,26 @@ def test_the_fixture_splits_into_its_two_launches_each_with_every_warp_once(warp
     assert len(first.sms) == len(second.sms) == 16 and first.sms[128] == {0: [0, 1, 2, 3]}
 
 
+def test_each_launch_is_worked_out_when_first_asked_for_and_the_numbers_do_not_depend_on_the_order():
+    # the timeline draws launch 1 before the others are worked out; asking in another order gives the same numbers
+    fresh = warp_trace(load_profile(INSTR).trace)
+    assert len(fresh.launches) == 2 and fresh.launches.worked_out == 0
+    second = fresh.launches[1]
+    assert fresh.launches.worked_out == 1 and fresh.launches[1] is second
+    eager = warp_trace(load_profile(INSTR).trace)
+    for early, late in zip(eager.launches, reversed([fresh.launches[1], fresh.launches[0]])):
+        assert (early.number, early.ordinal, early.start, early.end, early.events, early.counts) == \
+            (late.number, late.ordinal, late.start, late.end, late.events, late.counts)
+        assert stats_of(early.scopes) == stats_of(late.scopes) and list(early.warps) == list(late.warps)
+    assert stats_of(fresh.across["k_scoped"]) == stats_of(eager.across["k_scoped"])
+    assert list(fresh.across) == ["k_scoped"] and list(fresh.across["k_scoped"]) == ["kernel", "load", "compute",
+                                                                                      "store"]
+
+
+def stats_of(scopes):
+    return [(s.name, s.count, s.min, s.median, s.p99, s.max, list(s.stragglers), s.samples) for s in scopes.values()]
+
+
 def test_waves_of_new_ctas_after_a_gap_stay_in_their_launch():
     # two CTAs on one SM, the second starting after the first ended (a second wave): one launch
     events = [scope_event("kernel", 0, 0, 0, 0, 100), scope_event("kernel", 0, 1, 0, 5000, 100)]

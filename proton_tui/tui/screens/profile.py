@@ -39,6 +39,7 @@ from proton_tui.tui.messages import (
     ShowDiff,
     ShowRunLog,
     TimelineSelected,
+    TraceRead,
 )
 from proton_tui.tui.opening import Opening
 from proton_tui.tui.screens import over_another_screen
@@ -141,7 +142,25 @@ class ProfileScreen(FilterAndSearch, Screen):
         """Read the capture being opened (this screen is on the terminal, saying so) and show it once read
         (`Opening.start`)."""
         self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
-        self.opening.start(self.post_message)
+        self.opening.start(self.post_message, trace_first=self.opening.kernel is None)
+
+    @on(TraceRead)
+    async def show_trace_first(self, message: TraceRead) -> None:
+        """An instrumentation trace's events are read: its first launch is shown on the warp timeline while its tree
+        is built (the table and the other keys wait for it)."""
+        opening = message.opening
+        try:
+            if opening is not self.opening or self.profile is not None or not self.is_attached:
+                return
+            self.progress_timer.stop()
+            trace, warps = message.trace, message.warps
+            self.query_one("#summary", Summary).update(Text(
+                f"{printable(opening.path.name)}  {len(trace.events):,} events, "
+                f"{counted(len(warps.launches), 'launch', 'launches')}  building the kernel table…"))
+            await self.views.show_first(trace, warps)
+            self.query_one("#detail").display = True
+        finally:
+            self.call_after_refresh(opening.first_shown)
 
     def on_key(self, event: events.Key) -> None:
         """A key pressed while the capture is read that nothing takes yet is answered: still reading (once in a

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 WARPS_IN_BACKGROUND = 20_000
 
 
-def timelines(profile: Profile | None) -> list[Widget]:
+def timelines(trace: Trace | None) -> list[Widget]:
     """The two timelines, for a trace; none for a tree (their modules, and numpy, are loaded for traces alone)."""
-    if profile is None or profile.trace is None:
+    if trace is None:
         return []
     from proton_tui.tui.widgets.timeline import LaneTimeline, WarpTimeline
 
@@ -41,7 +41,8 @@ class ProfileViews(ContentSwitcher):
     all are disabled: none takes the focus or a key before `load` gives them the capture."""
 
     def __init__(self, profile: Profile | None, *, id: str | None = None) -> None:
-        super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"), *timelines(profile),
+        super().__init__(ProfileTable(profile, id="table"), FlameView(id="flame"),
+                         *timelines(profile.trace if profile is not None else None),
                          id=id, initial="table" if profile is not None else None, disabled=profile is None)
         self.trace: Trace | None = None  # the trace a timeline was asked for
 
@@ -49,11 +50,25 @@ class ProfileViews(ContentSwitcher):
         """The capture has been read: its table is shown (with the timelines added for a trace), and the views take
         keys."""
         self.table.load(profile)
-        if not self.query(".timeline"):
-            for timeline in timelines(profile):
-                await self.add_content(timeline)
+        await self._add_timelines(profile.trace)
         self.disabled = False
         self.current = "table"
+
+    async def _add_timelines(self, trace: Trace | None) -> None:
+        if not self.query(".timeline"):
+            for timeline in timelines(trace):
+                await self.add_content(timeline)
+
+    async def show_first(self, trace: Trace, warps: WarpTrace) -> None:
+        """An instrumentation trace's first launch on the warp timeline while its tree is still built: the timeline
+        alone takes keys (the table, flame view and details wait for `load`)."""
+        await self._add_timelines(trace)
+        self.trace = trace
+        self.current = "warps"
+        self.disabled = False
+        timeline = self.query_one("#warps")
+        timeline.show(trace, Names(), warps)
+        timeline.focus()
 
     @property
     def table(self) -> ProfileTable:
@@ -143,6 +158,8 @@ class ProfileViews(ContentSwitcher):
     def leave_timeline(self, event: TimelineLeft | None = None) -> None:
         if event is not None:
             event.stop()
+        if self.table.model is None:  # its tree is still being built: the timeline stays
+            return
         table = self.show_table()
         table.cursor = table.cursor  # the details follow the table again
 
