@@ -60,6 +60,53 @@ async def test_every_key_while_the_capture_is_read_is_ignored_or_answered():
     assert app.return_code == 0
 
 
+async def test_every_key_while_a_trace_s_first_launch_is_shown_and_its_tree_built_is_safe():
+    """Each key of the viewer pressed while an instrumentation trace's first launch is shown and its tree is still
+    being built: none ends or breaks it, a table's key is answered (the table is being built); once built, the table
+    takes its keys."""
+    from proton_tui.hatchet import pending_capture
+    from proton_tui.tui.launch import viewer_app
+    from proton_tui.tui.widgets.timeline import WarpTimeline
+    from tests.helpers import FIXTURES
+
+    app = viewer_app(pending_capture(FIXTURES / "instr_scopes_trace.chrome_trace"))
+    opening, building = app.opening, threading.Event()
+    read = opening.finish
+
+    def finish(first=None):
+        def then_hold(trace):
+            first(trace)
+            assert building.wait(60), "the test never let the tree be built"
+        return read(then_hold)
+
+    opening.finish = finish
+    keys = keys_that_keep_it_open()
+    said: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, *args, **kwargs: (said.append(str(message)), notify(message, *args, **kwargs))[1]
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(lambda: app.screen.query(WarpTimeline) and app.screen.query_one(WarpTimeline).display,
+                       what="the first launch")
+        viewer = app.screen
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.return_code is None and app.is_running, f"{key} ended the viewer while its tree was built"
+            while isinstance(app.screen, ModalScreen) or app.screen is not viewer:
+                app.pop_screen()
+                await pilot.pause()
+            assert viewer.profile is None and viewer.views.current == "warps", key
+        assert any(message.startswith("Still building the kernel table of instr_scopes_trace") for message in said)
+        building.set()
+        await wait_for(lambda: viewer.profile is not None, 30, "the tree built")
+        await pilot.pause()
+        await pilot.press("t")
+        table = viewer.query_one(ProfileTable)
+        assert app.focused is table and table.display
+        await pilot.press("K")
+        assert table.show_kernels
+
+
 async def test_enter_on_an_empty_path_asks_for_one():
     """Enter in compare's field left empty asks for a capture's path (not "`.`: is a directory"), the dialog kept;
     in export's field emptied, for a file's path."""

@@ -149,8 +149,10 @@ async def test_the_first_launch_is_shown_and_takes_its_keys_while_the_tree_is_st
         assert "Launch 1 of 2:" in str(timeline.border_title) and "building the kernel table" in \
             str(screen.query_one("#summary").render())
         assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
-        await pilot.press("right_square_bracket", "t", "escape", "i", "g")  # the table's keys wait for the tree
+        await pilot.press("right_square_bracket", "t", "escape", "g", "f")  # the table's keys wait for the tree
         assert timeline.display and timeline.launch_at == 1 and screen.profile is None
+        await pilot.press("i")  # the details it shows take their key
+        assert screen.query_one("#detail").has_class("-tall")
         event = timeline.selected
         building.set()
         await wait_for(lambda: screen.profile is not None, what="the tree")

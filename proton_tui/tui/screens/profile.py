@@ -170,7 +170,9 @@ class ProfileScreen(FilterAndSearch, Screen):
         active = self.active_bindings.get(event.key)
         if (active is None or not active.enabled) and time.monotonic() >= self.still_reading_at:
             self.still_reading_at = time.monotonic() + STILL_READING_EVERY_S
-            self.notify(f"Still reading {printable(self.opening.path.name)}: its keys work once it is shown",
+            name = printable(self.opening.path.name)
+            self.notify(f"Still building the kernel table of {name}: its keys work once it is built"
+                        if self.views.trace is not None else f"Still reading {name}: its keys work once it is shown",
                         timeout=STILL_READING_EVERY_S, markup=False)
 
     @on(ReadCrashed)
@@ -242,7 +244,8 @@ class ProfileScreen(FilterAndSearch, Screen):
         if action == "toggle_timeline":  # a trace of no kernel shows why it is empty, as any empty capture does
             return self.profile is not None and self.profile.trace is not None and not self.profile.is_root_only
         if self.profile is None and action not in WHILE_READING:  # shown in the key bar, refused until read
-            return None
+            # a trace's first launch shown while its tree is built: its details are there to size
+            return True if action == "toggle_details" and self.query_one("#detail").display else None
         if action == "back":
             return self.reached_from_elsewhere
         if action == "quit":
