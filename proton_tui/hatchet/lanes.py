@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
@@ -67,8 +68,7 @@ WARP_PID = re.compile(r"(?P<kernel>.*) Core(?P<sm>\d+) CTA(?P<cta>\d+)")
 WARP_TID = re.compile(r"warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?")
 
 
-@dataclass(frozen=True)
-class WarpLane:
+class WarpLane(NamedTuple):
     """Where a lane's events ran: kernel, SM, CTA, warp, and the nesting depth its scopes sit at (Proton's line)."""
 
     kernel: str

@@ -62,18 +62,19 @@ def warp_launches(trace: Trace) -> tuple[dict[int, WarpLane], dict[str, list[np.
     if not lanes:
         return {}, {}
     kernels = list(dict.fromkeys(lane.kernel for lane in lanes.values()))
+    kernel_number = {kernel: at for at, kernel in enumerate(kernels)}
+    numbers = np.fromiter(lanes, dtype=np.int64, count=len(lanes))
+    widest = max(lane.warp for lane in lanes.values()) + 1
     kernel_of_lane = np.full(len(trace.lanes), -1, dtype=np.int64)
     warp_of_lane = np.zeros(len(trace.lanes), dtype=np.int64)
-    widest = max(lane.warp for lane in lanes.values()) + 1
-    for number, lane in lanes.items():
-        kernel_of_lane[number] = kernels.index(lane.kernel)
-        warp_of_lane[number] = lane.cta * widest + lane.warp  # a warp of a CTA: one per launch
+    kernel_of_lane[numbers] = [kernel_number[lane.kernel] for lane in lanes.values()]
+    warp_of_lane[numbers] = [lane.cta * widest + lane.warp for lane in lanes.values()]  # a CTA's warp: once a launch
     event_kernel = kernel_of_lane[trace.columns.lane]
     on_warps = np.flatnonzero(event_kernel >= 0)
     found, first = np.unique(event_kernel[on_warps], return_index=True)
     by_kernel = {}
     for kernel in found[np.argsort(first)].tolist():
-        indices = on_warps[event_kernel[on_warps] == kernel]
+        indices = on_warps[event_kernel[on_warps] == kernel] if len(found) > 1 else on_warps
         by_kernel[kernels[kernel]] = split_launches(trace, indices, warp_of_lane)
     return lanes, by_kernel
 
@@ -85,14 +86,17 @@ def split_launches(trace: Trace, indices: np.ndarray, warp_of_lane: np.ndarray) 
     order = indices[np.argsort(columns.start[indices], kind="stable")]
     starts, ends = columns.start[order], columns.end[order]
     cuts = np.flatnonzero(starts[1:] > np.maximum.accumulate(ends)[:-1]) + 1
-    launches: list[list[np.ndarray]] = []
-    seen = np.zeros(0, dtype=np.int64)
-    for piece in np.split(order, cuts):
-        warps = np.unique(warp_of_lane[columns.lane[piece]])
-        if launches and not np.isin(warps, seen, assume_unique=True).any():
-            launches[-1].append(piece)
-            seen = np.union1d(seen, warps)
+    bounds = [0, *cuts.tolist(), len(order)]
+    warps = warp_of_lane[columns.lane[order]]
+    ran = np.zeros(int(warps.max()) + 1 if len(warps) else 1, dtype=bool)  # the warps of the launch so far
+    launches: list[tuple[int, int]] = []  # (the first piece's start, the last one's end)
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        here = warps[low:high]
+        if launches and not ran[here].any():
+            launches[-1] = (launches[-1][0], high)
         else:
-            launches.append([piece])
-            seen = warps
-    return [np.concatenate(pieces) for pieces in launches]
+            if launches:
+                ran[:] = False
+            launches.append((low, high))
+        ran[here] = True
+    return [order[low:high] for low, high in launches]

@@ -315,20 +315,24 @@ class _LaneOrder:
     warps) and line, as arrays by lane number."""
 
     def __init__(self, trace: Trace, lanes: dict[int, WarpLane]) -> None:
-        self.warps = sorted({Warp(lane.sm, lane.cta, lane.warp) for lane in lanes.values()})
-        rank = {warp: at for at, warp in enumerate(self.warps)}
+        numbers = np.fromiter(lanes, dtype=np.int64, count=len(lanes))
+        found = list(lanes.values())
+        sm, cta, warp, line = (np.array([getattr(lane, name) for lane in found], dtype=np.int64)
+                               for name in ("sm", "cta", "warp", "line"))
+        ordered = np.lexsort((numbers, line, warp, cta, sm))  # the timeline's order, ties by lane number
+        new_warp = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0) |
+                         (np.diff(warp[ordered]) != 0)]  # where the lanes of the next warp start
+        first = ordered[new_warp]
+        self.warps = [Warp(*key) for key in zip(sm[first].tolist(), cta[first].tolist(), warp[first].tolist())]
         count = len(trace.lanes)
         self.warp = np.full(count, -1, dtype=np.int64)
         self.line = np.zeros(count, dtype=np.int64)
         self.sm = np.zeros(count, dtype=np.int64)
         self.cta = np.zeros(count, dtype=np.int64)
-        for number, lane in lanes.items():
-            self.warp[number] = rank[Warp(lane.sm, lane.cta, lane.warp)]
-            self.line[number], self.sm[number], self.cta[number] = lane.line, lane.sm, lane.cta
-        ordered = sorted(lanes, key=lambda number: (lanes[number].sm, lanes[number].cta, lanes[number].warp,
-                                                    lanes[number].line, number))
+        self.warp[numbers[ordered]] = np.cumsum(new_warp) - 1
+        self.line[numbers], self.sm[numbers], self.cta[numbers] = line, sm, cta
         self.rank = np.zeros(count, dtype=np.int64)
-        self.rank[ordered] = np.arange(len(ordered))
+        self.rank[numbers[ordered]] = np.arange(len(ordered))
 
 
 def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: int, indices: np.ndarray) -> Launch:
