@@ -20,13 +20,10 @@ from proton_tui.console import printable
 from proton_tui.hatchet import CaptureError, Profile, pending_capture
 from proton_tui.tui.dialogs.help import HelpScreen
 from proton_tui.tui.messages import LoadFailed, OpenCheck, OpenRun, RunFinished, ShowDiff, ShowRunLog, ViewCapture
-from proton_tui.tui.opening import Opening
+from proton_tui.tui.opening import FRAME_WRITE_S, Opening
 from proton_tui.tui.screens.profile import ProfileScreen
 from proton_tui.tui.widgets.key_bar import HELP, QUIT
 
-# How long the first frame gets to reach the terminal before a large load holds the GIL (Textual's writer thread
-# needs it), calibrated with the end-to-end test of an 86 MB capture on the 2-core machine.
-FRAME_WRITE_S = 0.02
 SCROLL_ACTIONS = {binding.action for binding in ScrollableContainer.BINDINGS}  # Textual's scrolling keys
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How long a SIGTERM or SIGHUP waits for the app's event loop to take up its quit (an idle loop does at once); past

@@ -19,6 +19,11 @@ from proton_tui.view.filters import ViewFilter
 from proton_tui.view.formatting import counted
 from proton_tui.view.reading import Failed, First, Outcome, Read, Reading
 
+# How long a frame that must be seen (the app's first, an instrumentation trace's first launch) gets to reach the
+# terminal before a large read holds the interpreter beside it (Textual's writer thread needs it); calibrated with
+# the end-to-end test of an 86 MB capture on the 2-core machine.
+FRAME_WRITE_S = 0.02
+
 
 @dataclass
 class Opening:

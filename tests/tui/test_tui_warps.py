@@ -5,6 +5,7 @@ details are the selected scope's statistics across warps."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from proton_tui.hatchet import load_profile, pending_capture
@@ -180,6 +181,40 @@ async def test_a_read_started_before_the_viewer_is_up_is_shown_once_its_screen_i
             assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
     finally:
         pending.close()
+
+
+async def test_the_tree_is_built_only_once_the_first_launch_is_painted(monkeypatch):
+    # the tree's build holds the interpreter: started before the launch's frame, it delays that frame by its length
+    app = viewer_app(pending_capture(INSTR))
+    painted: list[bool] = []  # at each paint of a launch: whether the read had been let go on to the tree
+    drawn = WarpTimeline.render_line
+
+    def render_line(self, y):
+        if self.warps is not None and app.opening.reading is not None:
+            painted.append(app.opening.reading.first_shown.is_set())
+        return drawn(self, y)
+
+    monkeypatch.setattr(WarpTimeline, "render_line", render_line)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(lambda: app.screen.profile is not None, what="the tree")
+        await pilot.pause()
+    assert painted and not painted[0]
+
+
+async def test_the_timeline_says_when_its_launch_has_been_painted():
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline, painted, told = app.screen.query_one(WarpTimeline), [], []
+        drawn = timeline.render_line
+        timeline.render_line = lambda y: (painted.append(y), drawn(y))[1]
+        timeline.when_drawn(lambda: told.append(len(painted)))
+        await asyncio.sleep(0.2)
+        assert not told  # nothing painted since
+        timeline.refresh()
+        await wait_for(lambda: told, 5, "the call after the paint")
+        await asyncio.sleep(0.2)
+        assert told[0] > 0 and len(told) == 1  # after a paint, once
 
 
 async def test_the_table_and_back_keep_a_closed_group_s_row():

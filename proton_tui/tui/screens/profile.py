@@ -149,18 +149,20 @@ class ProfileScreen(FilterAndSearch, Screen):
         """An instrumentation trace's events are read: its first launch is shown on the warp timeline while its tree
         is built (the table and the other keys wait for it)."""
         opening = message.opening
+        if opening is not self.opening or self.profile is not None or not self.is_attached:
+            opening.first_shown()  # nothing here draws it: the tree is built now
+            return
+        self.progress_timer.stop()
+        trace, warps = message.trace, message.warps
+        self.query_one("#summary", Summary).update(Text(
+            f"{printable(opening.path.name)}  {len(trace.events):,} events, "
+            f"{counted(len(warps.launches), 'launch', 'launches')}  building the kernel table…"))
         try:
-            if opening is not self.opening or self.profile is not None or not self.is_attached:
-                return
-            self.progress_timer.stop()
-            trace, warps = message.trace, message.warps
-            self.query_one("#summary", Summary).update(Text(
-                f"{printable(opening.path.name)}  {len(trace.events):,} events, "
-                f"{counted(len(warps.launches), 'launch', 'launches')}  building the kernel table…"))
-            await self.views.show_first(trace, warps)
-            self.query_one("#detail").display = True
-        finally:
-            self.call_after_refresh(opening.first_shown)
+            await self.views.show_first(trace, warps, drawn=opening.first_shown)
+        except BaseException:
+            opening.first_shown()
+            raise
+        self.query_one("#detail").display = True
 
     def on_key(self, event: events.Key) -> None:
         """A key pressed while the capture is read that nothing takes yet is answered: still reading (once in a

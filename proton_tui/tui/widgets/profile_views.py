@@ -4,6 +4,7 @@ views announce what is selected; the screen shows its details."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -59,15 +60,17 @@ class ProfileViews(ContentSwitcher):
             for timeline in timelines(trace):
                 await self.add_content(timeline)
 
-    async def show_first(self, trace: Trace, warps: WarpTrace) -> None:
+    async def show_first(self, trace: Trace, warps: WarpTrace, drawn: Callable[[], None]) -> None:
         """An instrumentation trace's first launch on the warp timeline while its tree is still built: the timeline
-        alone takes keys (the table, flame view and details wait for `load`)."""
+        alone takes keys (the table, flame view and details wait for `load`). `drawn` is called once the launch is
+        on the terminal."""
         await self._add_timelines(trace)
         self.trace = trace
         self.current = "warps"
         self.disabled = False
         timeline = self.query_one("#warps")
         timeline.show(trace, Names(), warps)
+        timeline.when_drawn(drawn)
         timeline.focus()
 
     @property

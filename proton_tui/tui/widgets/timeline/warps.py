@@ -5,6 +5,8 @@ straggler of the selected scope (its lane opened)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -12,6 +14,7 @@ from textual.strip import Strip
 
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
+from proton_tui.tui.opening import FRAME_WRITE_S
 from proton_tui.tui.widgets.timeline.base import TimelineView, widest
 from proton_tui.view.formatting import cycles_number
 from proton_tui.view.names import Names
@@ -45,6 +48,7 @@ class WarpTimeline(TimelineView):
         self.launch_at = 0
         self.expanded: set = set()
         self.warp_rows: list[WarpRow] = []
+        self._when_drawn: Callable[[], None] | None = None
 
     # ---- what it shows ----------------------------------------------------------------------------------------
     @property
@@ -57,6 +61,17 @@ class WarpTimeline(TimelineView):
         columns = self.trace.columns
         start = float(columns.start[self.launch.events[0]])
         return start, max(float(columns.end[self.launch.events].max()), start + 1.0)
+
+    def when_drawn(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once a launch has been painted and its frame given FRAME_WRITE_S to reach the terminal
+        (Textual's writer thread needs the interpreter for it)."""
+        self._when_drawn = callback
+
+    def render_line(self, y: int) -> Strip:
+        if self._when_drawn is not None and self.warps is not None:
+            callback, self._when_drawn = self._when_drawn, None
+            self.set_timer(FRAME_WRITE_S, callback)
+        return super().render_line(y)
 
     def waiting(self, text: str) -> None:
         """Nothing to show yet: `text` says what is being worked out."""
