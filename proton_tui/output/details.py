@@ -296,7 +296,8 @@ def event_details(trace: Trace, index: int, names: Names, warps: WarpTrace | Non
 
 def warp_event_details(warps: WarpTrace, index: int) -> list[tuple[str, str]]:
     """A warp's scope, in cycles: which scope, warp and launch; its cycles against the other warps' (rank, min,
-    median, p99, max); the scope's stragglers (n/N goes to them); the same over all launches; the clock."""
+    median, p99, max); the scope's stragglers (n/N goes to them); the same over all launches (once worked out: the
+    viewer works them out after the first launch is drawn); the clock."""
     event = warps.trace.events[index]
     lane, launch = warps.lane_of[event.lane], warps.launch_at(index)
     scope = launch.scopes[event.name]
@@ -311,7 +312,9 @@ def warp_event_details(warps: WarpTrace, index: int) -> list[tuple[str, str]]:
                        f"{warps.cycles_text(cycles_of(event.start) - launch.start)} into the launch"),
             ("warps", stats_text(warps, scope)),
             ("stragglers", stragglers_text(warps, scope, across=False) + "  (n/N)")]
-    if len(warps.launches) > 1 and (overall := warps.across[launch.kernel].get(event.name)) is not None:
+    if len(warps.launches) > 1 and not warps.across_worked_out:  # its launches are worked out meanwhile
+        rows.append(("all launches", f"{format_count(len(warps.launches))} launches being worked out…"))
+    elif len(warps.launches) > 1 and (overall := warps.across[launch.kernel].get(event.name)) is not None:
         rows.append(("all launches", stats_text(warps, overall)))
     rows.append(("clock", warps.clock_note))
     return rows

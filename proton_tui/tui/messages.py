@@ -37,6 +37,13 @@ class TraceRead(Message):
 
 
 @dataclass(eq=False)
+class AllLaunchesRead(Message):
+    """An instrumentation trace's launches all worked out, and the statistics across them (`WarpTrace.across`)."""
+
+    warps: object
+
+
+@dataclass(eq=False)
 class ReadCrashed(Message):
     """Reading the capture being opened failed in a way no capture should make it fail (a defect)."""
 

@@ -27,6 +27,7 @@ ones (exact: it may end in .5). p99: nearest rank, the value at rank ⌈0.99 · 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -183,6 +184,7 @@ class Launches(Sequence):
     def __init__(self, count: int, make: Callable[[int], Launch]) -> None:
         self._made: list[Launch | None] = [None] * count
         self._make = make
+        self._lock = threading.Lock()  # a launch is made once, whichever thread asks first
 
     def __len__(self) -> int:
         return len(self._made)
@@ -196,7 +198,10 @@ class Launches(Sequence):
             raise IndexError(index)
         launch = self._made[index]
         if launch is None:
-            launch = self._made[index] = self._make(index)
+            with self._lock:
+                launch = self._made[index]
+                if launch is None:
+                    launch = self._made[index] = self._make(index)
         return launch
 
     @property
@@ -216,6 +221,11 @@ class WarpTrace:
     clock_khz: int | None = None
     launch_of: EventLaunches | dict = field(default_factory=dict, repr=False)  # event → index into launches
     lane_of: dict[int, WarpLane] = field(default_factory=dict, repr=False)
+
+    @property
+    def across_worked_out(self) -> bool:
+        """Whether `across` has been worked out (it works out every launch: a view that must stay quick asks first)."""
+        return "across" in self.__dict__
 
     @cached_property
     def across(self) -> dict[str, dict[str, ScopeStats]]:

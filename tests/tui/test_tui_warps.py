@@ -12,6 +12,7 @@ from proton_tui.hatchet import load_profile, pending_capture
 from proton_tui.tui.app import ProtonApp
 from proton_tui.tui.launch import viewer_app
 from proton_tui.tui.widgets.timeline import WarpTimeline
+from proton_tui.view.warps import warp_trace
 from tests.helpers import FIXTURES, wait_for
 
 INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"
@@ -150,6 +151,7 @@ async def test_the_first_launch_is_shown_and_takes_its_keys_while_the_tree_is_st
         assert "Launch 1 of 2:" in str(timeline.border_title) and "building the kernel table" in \
             str(screen.query_one("#summary").render())
         assert "1,331 cyc (672 ns): the slowest of 64 warps" in details(app)
+        assert "2 launches being worked out…" in details(app)  # the first launch's drawing does not wait for them
         await pilot.press("right_square_bracket", "t", "escape", "g", "f")  # the table's keys wait for the tree
         assert timeline.display and timeline.launch_at == 1 and screen.profile is None
         await pilot.press("i")  # the details it shows take their key
@@ -160,6 +162,11 @@ async def test_the_first_launch_is_shown_and_takes_its_keys_while_the_tree_is_st
         await pilot.pause()
         assert timeline.display and app.focused is timeline and (timeline.launch_at, timeline.selected) == (1, event)
         assert screen.profile.trace is timeline.trace
+        # then every launch is worked out off the UI thread, and the details say the scope across them
+        across = warp_trace(load_profile(INSTR).trace, 1_980_000).across["k_scoped"][timeline.trace.events[event].name]
+        await wait_for(lambda: f"all launches  {across.count}: min {across.min:,} cyc" in details(app), 30,
+                       "the statistics across all launches")
+        assert "being worked out" not in details(app)
         await pilot.press("t")
         assert screen.views.current == "table" and screen.query_one("#table").model is not None
 
@@ -215,6 +222,22 @@ async def test_the_timeline_says_when_its_launch_has_been_painted():
         await wait_for(lambda: told, 5, "the call after the paint")
         await asyncio.sleep(0.2)
         assert told[0] > 0 and len(told) == 1  # after a paint, once
+
+
+async def test_a_scroll_bar_that_comes_with_the_rows_lays_the_launch_out_again_at_the_width_left(monkeypatch):
+    # the widget's size stays the same, so no resize says so: laid out for the width before, its last bars were hidden.
+    # The warps worked out in the background (as a large trace's are), the timeline waiting meanwhile without rows
+    from proton_tui.tui.widgets import profile_views
+
+    monkeypatch.setattr(profile_views, "WARPS_IN_BACKGROUND", 0)
+    app = ProtonApp(load_profile(INSTR))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = app.screen.query_one(WarpTimeline)
+        await wait_for(lambda: timeline.warps is not None, what="the warps")
+        await pilot.pause()
+        assert timeline.show_vertical_scrollbar and not timeline.show_horizontal_scrollbar
+        assert timeline.layout_.width == timeline.bars_width == timeline.scrollable_content_region.width - \
+            timeline.name_width - 1
 
 
 async def test_the_table_and_back_keep_a_closed_group_s_row():

@@ -32,6 +32,7 @@ from proton_tui.output.details import (
 from proton_tui.output.diff import DiffError, diff_profiles
 from proton_tui.tui.dialogs.path import CompareDialog, CompareRequest, ExportDialog
 from proton_tui.tui.messages import (
+    AllLaunchesRead,
     Loaded,
     LoadFailed,
     NamesReady,
@@ -157,12 +158,12 @@ class ProfileScreen(FilterAndSearch, Screen):
         self.query_one("#summary", Summary).update(Text(
             f"{printable(opening.path.name)}  {len(trace.events):,} events, "
             f"{counted(len(warps.launches), 'launch', 'launches')}  building the kernel table…"))
+        self.query_one("#detail").display = True  # before the launch is laid out: its first paint is its last
         try:
             await self.views.show_first(trace, warps, drawn=opening.first_shown)
         except BaseException:
             opening.first_shown()
             raise
-        self.query_one("#detail").display = True
 
     def on_key(self, event: events.Key) -> None:
         """A key pressed while the capture is read that nothing takes yet is answered: still reading (once in a
@@ -321,6 +322,21 @@ class ProfileScreen(FilterAndSearch, Screen):
             return
         warps = event.view.warps if event.view.id == "warps" else None
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
+        if warps is not None and not warps.across_worked_out and self.profile is not None:  # the tree comes first
+            self.work_out_all_launches(warps)
+
+    @work(thread=True, exclusive=True, group="all-launches", exit_on_error=False)
+    def work_out_all_launches(self, warps) -> None:
+        """Every launch of an instrumentation trace and the statistics across them, off the UI thread; the details
+        show them once worked out."""
+        warps.across  # noqa: B018 - worked out here, kept on `warps`
+        self.post_message(AllLaunchesRead(warps))
+
+    def on_all_launches_read(self, message: AllLaunchesRead) -> None:
+        found = self.query("#warps")
+        shown = found.first() if found else None
+        if shown is not None and shown.display and shown.warps is message.warps and shown.selected is not None:
+            self.detail_rows = event_details(shown.trace, shown.selected, shown.names, shown.warps)
 
     @on(FlameView.Selected)
     def flame_selected(self, event: FlameView.Selected) -> None:

@@ -142,6 +142,13 @@ class TimelineView(ScrollView, can_focus=True):
         self.virtual_size = Size(self.bars_width + self.name_width + 1, len(self.layout_.rows) + 1)
         self.border_title = self._fitted_title()
         self.refresh()
+        self.call_after_refresh(self._width_kept)
+
+    def _width_kept(self) -> None:
+        """Laid out again where the rows just laid out brought a scroll bar (or took one away): the widget's size is
+        the same, so no resize says that the bars' width changed."""
+        if self.trace is not None and self.layout_ is not None and self.layout_.width != self.bars_width:
+            self._lay_out()
 
     def select(self, event: int, row: int | None = None) -> None:
         """Select `event` on `row` (by default the row that holds it)."""

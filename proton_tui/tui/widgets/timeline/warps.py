@@ -68,7 +68,9 @@ class WarpTimeline(TimelineView):
         self._when_drawn = callback
 
     def render_line(self, y: int) -> Strip:
-        if self._when_drawn is not None and self.warps is not None:
+        # a paint laid out for another width (a scroll bar came meanwhile) is followed by the right one: wait for it
+        if self._when_drawn is not None and self.warps is not None and self.layout_ is not None \
+                and self.layout_.width == self.bars_width:
             callback, self._when_drawn = self._when_drawn, None
             self.set_timer(FRAME_WRITE_S, callback)
         return super().render_line(y)
