@@ -109,6 +109,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         self.progress_timer: Timer | None = None
         self.still_reading_at = 0.0  # when a key pressed while the capture is read is next answered
         self.comparing: dict[int, Profile] = {}  # compare's A by the id of B's opening, while B is read
+        self.all_launches_for = None  # the warps whose launches a worker is working out
 
     def compose(self) -> ComposeResult:
         if self.run is not None:
@@ -158,7 +159,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         self.query_one("#summary", Summary).update(Text(
             f"{printable(opening.path.name)}  {len(trace.events):,} events, "
             f"{counted(len(warps.launches), 'launch', 'launches')}  building the kernel table…"))
-        self.query_one("#detail").display = True  # before the launch is laid out: its first paint is its last
+        self.query_one("#detail").display = True  # before the launch is laid out: the timeline's height is known
         try:
             await self.views.show_first(trace, warps, drawn=opening.first_shown)
         except BaseException:
@@ -322,7 +323,9 @@ class ProfileScreen(FilterAndSearch, Screen):
             return
         warps = event.view.warps if event.view.id == "warps" else None
         self.detail_rows = event_details(event.view.trace, event.event, event.view.names, warps)
-        if warps is not None and not warps.across_worked_out and self.profile is not None:  # the tree comes first
+        if warps is not None and not warps.across_worked_out and self.profile is not None \
+                and warps is not self.all_launches_for:  # the tree comes first; one worker a trace
+            self.all_launches_for = warps
             self.work_out_all_launches(warps)
 
     @work(thread=True, exclusive=True, group="all-launches", exit_on_error=False)
