@@ -15,12 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from tmux_pane import tmux, until  # beside this script
+
 SESSION = "proton-tui-bench-drawn"
 TIMEOUT_S = 120
-
-
-def pane() -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", SESSION], capture_output=True, text=True).stdout
 
 
 def one_run(file: Path, tree: Path, text: str) -> tuple[float, float]:
@@ -28,23 +26,16 @@ def one_run(file: Path, tree: Path, text: str) -> tuple[float, float]:
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     # started in / : `-m` puts the working folder first on sys.path, ahead of the tree on PYTHONPATH
     command = f"PYTHONPATH={tree} {sys.executable} -m proton_tui view {file}"
-    start, first = time.perf_counter(), None
-    subprocess.run(["tmux", "new-session", "-d", "-c", "/", "-s", SESSION, "-x", "160", "-y", "48", command],
-                   check=True)
-    while True:
-        shown = pane()
-        if first is None and "Reading" in shown:
-            first = time.perf_counter() - start
-        if text in shown:
-            break
-        if time.perf_counter() - start > TIMEOUT_S:
-            raise SystemExit(f"bench_drawn.py: {text!r} not drawn in {TIMEOUT_S} s:\n{shown}")
-        time.sleep(0.005)
+    start = time.perf_counter()
+    tmux("new-session", "-d", "-c", "/", "-s", SESSION, "-x", "160", "-y", "48", command)
+    until(SESSION, lambda shown: "Reading" in shown or text in shown, TIMEOUT_S, "bench_drawn.py: the first frame")
+    first = time.perf_counter() - start
+    until(SESSION, lambda shown: text in shown, TIMEOUT_S, f"bench_drawn.py: {text!r}")
     drawn = time.perf_counter() - start
     time.sleep(0.3)
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     time.sleep(0.7)  # the process and its workers gone before the next run
-    return first if first is not None else drawn, drawn
+    return first, drawn
 
 
 def main() -> None:

@@ -24,6 +24,23 @@ TRITON_VERSION = version("triton")  # the Triton the suite runs the payload with
 H200_PYTHON = "/opt/torch/.venv/bin/python3"  # the interpreter of the 2×H200 box's recorded probe answer
 
 
+# The start of a `python -c` program that reads a trace of any size with workers on any machine (the policy lowered
+# to this one), counting the workers it forks in `forks`
+WITH_WORKERS = """
+import os, sys
+from proton_tui.hatchet import source, split_read
+split_read.MIN_CPUS, split_read.MIN_STRETCH_BYTES = 1, 1024
+source.STREAM_FROM_BYTES = 1024
+fork, forks = os.fork, []
+def counted():
+    pid = fork()
+    if pid:
+        forks.append(pid)
+    return pid
+os.fork = counted
+"""
+
+
 def h200_probe(**changes):
     """The 2×H200 box's probe answer, recorded there (tests/fixtures/h200_probe.json), with `changes` made to it."""
     from dataclasses import replace

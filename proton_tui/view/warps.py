@@ -30,7 +30,7 @@ import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -308,13 +308,11 @@ def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
         seen[kernel] = seen.get(kernel, 0) + 1
         ordinals.append(seen[kernel])
         launch_of[indices] = at
-    order: list[_LaneOrder] = []  # made with the first launch worked out
+    lane_order = cache(lambda: _LaneOrder(trace, lanes))  # made with the first launch worked out
 
     def make(at: int) -> Launch:
-        if not order:
-            order.append(_LaneOrder(trace, lanes))
         kernel, indices = pieces[at]
-        return _launch(trace, order[0], kernel, at + 1, ordinals[at], indices)
+        return _launch(trace, lane_order(), kernel, at + 1, ordinals[at], indices)
 
     return WarpTrace(trace, Launches(len(pieces), make), list(by_kernel), clock_khz or None,
                      EventLaunches(launch_of), lanes)

@@ -13,25 +13,17 @@ import uuid
 import pytest
 
 from tests.e2e.terminal import NO_TMUX, TMUX, Terminal, exit_status
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, WITH_WORKERS
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TMUX is None, reason=NO_TMUX)]
 
 # `proton-tui view FILE` with workers for a trace of any size on any machine: the workers forked are counted, and
 # what came first is written down: the first launch's first line drawn, or the tree of the trace's scopes built
-WITH_WORKERS = """
-import json, os, sys
-from proton_tui.hatchet import source, split_read, trace
+RECORDED = WITH_WORKERS + """
+import json
+from proton_tui.hatchet import trace
 from proton_tui.tui.widgets.timeline import warps
-split_read.MIN_CPUS, split_read.MIN_STRETCH_BYTES = 1, 1024
-source.STREAM_FROM_BYTES = 1024
-fork, forks, order = os.fork, [], []
-def counted():
-    pid = fork()
-    if pid:
-        forks.append(pid)
-    return pid
-os.fork = counted
+order = []
 tree = trace.Trace.tree
 def tree_built(self):
     order.append("tree")
@@ -61,7 +53,7 @@ def test_a_trace_read_by_workers_opens_on_its_first_launch_then_its_table(tmp_pa
     rc_file = tmp_path / "exit-status"
     term = Terminal(f"proton-warps-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
-        term.start(["sh", "-c", '"$@"; echo "$?" > "$0"', str(rc_file), sys.executable, "-c", WITH_WORKERS, "-",
+        term.start(["sh", "-c", '"$@"; echo "$?" > "$0"', str(rc_file), sys.executable, "-c", RECORDED, "-",
                     "view", str(FIXTURES / "instr_scopes_trace.chrome_trace")], tmp_path, env, size)
         term.wait_for(lambda s: "Launch 1 of 2:" in s and "the slowest of 64 warps" in s, 60, "the first launch")
         term.keys("]")

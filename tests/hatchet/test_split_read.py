@@ -22,7 +22,7 @@ from proton_tui.hatchet.errors import LoadCancelled
 from proton_tui.hatchet.split_read import SplitRead, workers_for
 from proton_tui.hatchet.trace_stream import stream_trace
 from tests.hatchet.test_trace_stream import EDGES, assert_same, generated, in_pieces
-from tests.helpers import CLI, FIXTURES, REPO, finished_under_lease
+from tests.helpers import CLI, FIXTURES, REPO, WITH_WORKERS, finished_under_lease
 
 HERE = Path("trace")
 
@@ -242,20 +242,7 @@ def test_a_load_says_whether_workers_decode_its_file(tmp_path, large, monkeypatc
             pending.close()
 
 
-FORCED = """
-import sys
-from proton_tui.hatchet import split_read
-split_read.MIN_CPUS, split_read.MIN_STRETCH_BYTES = 1, 1024
-from proton_tui.hatchet import source
-source.STREAM_FROM_BYTES = 1024
-import os
-fork, forks = os.fork, []
-def counted():
-    pid = fork()
-    if pid:
-        forks.append(pid)
-    return pid
-os.fork = counted
+FORCED = WITH_WORKERS + """
 from proton_tui.entry import main
 sys.argv = ["proton-tui", *sys.argv[1:]]
 try:

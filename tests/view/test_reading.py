@@ -24,6 +24,19 @@ def listened(reading) -> tuple[list, threading.Event]:
     return heard, told
 
 
+def told_of(path) -> list:
+    """What the read of `path` told, its thread run to its end before anyone listened (a trace's tree not held
+    back: nothing draws here)."""
+    pending = pending_capture(path)
+    try:
+        reading = read_now(pending)
+        reading.first_shown.set()
+        reading.thread.join(60)
+        return listened(reading)[0]
+    finally:
+        pending.close()
+
+
 def test_what_the_read_told_before_anyone_listened_is_held_and_then_told_in_order():
     pending = pending_capture(INSTR, sm_clock=1_980_000)
     try:
@@ -58,22 +71,8 @@ def test_the_tree_waits_until_the_first_launch_is_shown():
 
 def test_a_capture_that_is_not_a_trace_tells_its_profile_alone_and_a_bad_one_its_line(tmp_path):
     for path in (FIXTURES / "vecadd_hook.hatchet", FIXTURES / "vecadd_trace.chrome_trace"):
-        pending = pending_capture(path)
-        try:
-            reading = read_now(pending)
-            reading.thread.join(60)
-            heard, _ = listened(reading)
-        finally:
-            pending.close()
-        assert [type(outcome) for outcome in heard] == [Read], path  # a trace without warps: its lanes wait for it
+        assert [type(outcome) for outcome in told_of(path)] == [Read], path  # a trace without warps: lanes wait for it
     broken = tmp_path / "broken.chrome_trace"
     broken.write_text('{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": -5, "pid": 0, "tid": "stream 7"}]}')
-    pending = pending_capture(broken)
-    try:
-        reading = read_now(pending)
-        reading.thread.join(60)
-        heard, _ = listened(reading)
-    finally:
-        pending.close()
-    ((failed,),) = [heard]
+    (failed,) = told_of(broken)
     assert isinstance(failed, Failed) and str(broken) in failed.reason
