@@ -10,11 +10,10 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from proton_tui.view.filters import ViewFilter
-
 if TYPE_CHECKING:
     from proton_tui.hatchet import PendingLoad
     from proton_tui.tui.app import ProtonApp
+    from proton_tui.view.filters import ViewFilter
     from proton_tui.view.reading import Reading
 
 def open_viewer(file: Path, view_filter: ViewFilter | None = None, show_internal: bool = False,
@@ -56,6 +55,7 @@ def open_rank_viewer(paths: list[Path], view_filter: ViewFilter | None = None) -
     from proton_tui.output.ranks import RankSetError, rank_files
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.opening import Opening
+    from proton_tui.view.filters import ViewFilter
 
     try:
         files = rank_files(paths)
@@ -72,5 +72,6 @@ def viewer_app(pending: PendingLoad, view_filter: ViewFilter | None = None,
     takes over `reading`, its read already under way)."""
     from proton_tui.tui.app import ProtonApp
     from proton_tui.tui.opening import Opening
+    from proton_tui.view.filters import ViewFilter
 
     return ProtonApp(opening=Opening.of(pending, view_filter or ViewFilter(), reading=reading))

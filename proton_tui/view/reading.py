@@ -66,15 +66,17 @@ Outcome = First | Read | Failed | Crashed
 
 
 class Reading:
-    """`finish` (`PendingLoad.finish`, or another read of the same shape) run on a daemon thread started now. With
-    `trace_first`, `finish` is given the call that tells `First` (`clock_khz`: the SM clock the warps are timed at).
-    While it runs, the interpreter switches threads more often (SHORT_SWITCH)."""
+    """`finish` (`PendingLoad.finish`, or another read of the same shape) run on a daemon thread started now, after
+    `prepare` (what the thread may do before it reads). With `trace_first`, `finish` is given the call that tells
+    `First` (`clock_khz`: the SM clock the warps are timed at). While it runs, the interpreter switches threads more
+    often (SHORT_SWITCH)."""
 
     def __init__(self, finish: Callable[..., Profile], *, trace_first: bool = False,
-                 clock_khz: float | None = None) -> None:
+                 clock_khz: float | None = None, prepare: Callable[[], object] | None = None) -> None:
         self.settled = threading.Event()
         self.first_shown = threading.Event()
         self._finish, self._trace_first, self._clock_khz = finish, trace_first, clock_khz
+        self._prepare = prepare
         self._lock = threading.Lock()
         self._held: list[Outcome] = []
         self._listener: Callable[[Outcome], object] | None = None
@@ -116,6 +118,8 @@ class Reading:
 
     def _run(self) -> None:
         try:
+            if self._prepare is not None:
+                self._prepare()
             profile = self._finish(self._first) if self._trace_first else self._finish()
         except CaptureError as error:
             self.settled.set()
@@ -133,6 +137,13 @@ class Reading:
 
 
 def read_now(pending: PendingLoad) -> Reading:
-    """`pending` read from now on (an instrumentation trace's first launch first), before anything asks for it."""
+    """`pending` read from now on (an instrumentation trace's first launch first), before anything asks for it. A
+    trace decoded by workers has the modules that work out its first launch imported while the thread waits for
+    them, not after."""
     facts = pending.facts
-    return Reading(pending.finish, trace_first=True, clock_khz=facts.trace_clock_khz if facts is not None else None)
+    return Reading(pending.finish, trace_first=True, clock_khz=facts.trace_clock_khz if facts is not None else None,
+                   prepare=_import_warps if pending.decoded_by_workers else None)
+
+
+def _import_warps() -> None:
+    import proton_tui.view.warps  # noqa: F401

@@ -4,11 +4,14 @@ be shown; a bad file told as its one line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 from proton_tui.hatchet import pending_capture
 from proton_tui.view.reading import Failed, First, Read, read_now
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, REPO, WITH_WORKERS
 
 INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"
 
@@ -76,3 +79,51 @@ def test_a_capture_that_is_not_a_trace_tells_its_profile_alone_and_a_bad_one_its
     broken.write_text('{"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": -5, "pid": 0, "tid": "stream 7"}]}')
     (failed,) = told_of(broken)
     assert isinstance(failed, Failed) and str(broken) in failed.reason
+
+
+def forced(program: str) -> str:
+    """What `program` prints, run after WITH_WORKERS in a process of its own (nothing imported before it)."""
+    found = subprocess.run([sys.executable, "-c", WITH_WORKERS + program, str(INSTR)], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert found.returncode == 0, found.stderr
+    return found.stdout.strip()
+
+
+def test_a_read_that_waits_for_workers_imports_what_works_out_the_first_launch_before_it_waits():
+    # imported while the workers decode, not after they are done, in front of the first launch drawn
+    assert forced("""
+from pathlib import Path
+from proton_tui.hatchet import pending_capture
+from proton_tui.view.reading import First, read_now
+waiting = split_read.SplitRead.trace
+def trace(self, *args, **kwargs):
+    print("proton_tui.view.warps" in sys.modules)
+    return waiting(self, *args, **kwargs)
+split_read.SplitRead.trace = trace
+pending = pending_capture(Path(sys.argv[1]))
+assert pending.decoded_by_workers
+reading = read_now(pending)
+reading.first_shown.set()
+reading.thread.join(60)
+heard = []
+reading.listen(heard.append)
+assert isinstance(heard[0], First) and len(forks) >= 2, (heard, forks)
+pending.close()
+""") == "True"
+
+
+def test_the_viewer_forks_a_trace_s_workers_before_it_imports_what_they_do_not_need():
+    # every module imported before the fork is imported before the workers start: names, demangler and Textual wait
+    imported = forced("""
+from pathlib import Path
+def at_fork():
+    print(" ".join(sorted(name for name in sys.modules if name.split(".")[0] in ("proton_tui", "demangle", "textual"))))
+    sys.stdout.flush()
+    os._exit(0)
+os.fork = at_fork
+from proton_tui.tui.launch import open_viewer
+open_viewer(Path(sys.argv[1]))
+""").split()
+    assert "proton_tui.hatchet.split_read" in imported
+    assert not [name for name in imported if name.startswith(("proton_tui.view", "proton_tui.tui.app", "demangle",
+                                                               "textual"))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +14,7 @@ from proton_tui.hatchet import load_profile
 from proton_tui.hatchet.chrome_trace import read_trace
 from proton_tui.hatchet.trace import warp_lane
 from proton_tui.view.warps import Warp, median, nearest_rank, warp_trace
-from tests.helpers import CLI, FIXTURES
+from tests.helpers import CLI, FIXTURES, REPO
 
 INSTR = FIXTURES / "instr_scopes_trace.chrome_trace"
 H200_KHZ = 1_980_000  # the H200's max SM clock as its .hatchet device_info reports it
@@ -254,3 +255,22 @@ def test_a_bad_sm_clock_is_one_line_exit_2(value):
 def test_the_sm_clock_on_a_capture_without_warps_is_refused():
     result = cli("view", str(FIXTURES / "vecadd_hook.hatchet"), "--plain", "--sm-clock-khz", "1980000")
     assert result.returncode == 2 and "instrumentation trace" in result.stderr
+
+
+def test_the_first_launch_is_worked_out_without_importing_numpy_ma():
+    """numpy.ma comes with numpy's `unique` without indices; importing it in front of the first launch drawn cost
+    0.02 s on the H200 box. A process of its own, so that nothing else has imported it."""
+    program = f"""
+import sys
+from proton_tui.hatchet.chrome_trace import decode_trace
+from proton_tui.view.warps import warp_trace
+warps = warp_trace(decode_trace(open({str(FIXTURES / "instr_scopes_trace.chrome_trace")!r}, "rb").read()))
+print(warps.launches[0].counts, "numpy.ma" in sys.modules)
+"""
+    found = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
+                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert found.returncode == 0, found.stderr
+    counts, imported = found.stdout.rsplit(" ", 1)
+    assert imported.strip() == "False"
+    assert counts == str(warp_trace(read_trace(json.loads((FIXTURES / "instr_scopes_trace.chrome_trace")
+                                                           .read_text()))).launches[0].counts)
