@@ -1,6 +1,7 @@
 """`proton-tui view FILE` in a real terminal (tmux, 160×48, started in `/`), trees alternated in fresh processes:
 from the command to the first frame ("Reading") and to TEXT on the pane (an instrumentation trace's "Launch 1 of",
-another trace's "Timeline:"), medians and every run.
+another trace's "Timeline:"), medians and every run; each tree's bytecode compiled first, as an installed package has
+it.
 
     git archive BASE proton_tui | tar -x -C /tmp/base
     python benchmarks/bench_drawn.py FILE "Launch 1 of" A=/tmp/base B=. --runs 7
@@ -9,6 +10,7 @@ another trace's "Timeline:"), medians and every run.
 from __future__ import annotations
 
 import argparse
+import compileall
 import statistics
 import subprocess
 import sys
@@ -46,6 +48,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     options = parser.parse_args()
     trees = {label: Path(folder).resolve() for label, _, folder in (tree.partition("=") for tree in options.trees)}
+    for tree in trees.values():  # bytecode written, as an installed package has it, whatever PYTHONDONTWRITEBYTECODE says
+        compileall.compile_dir(tree / "proton_tui", quiet=1)
     found: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
     for _ in range(options.runs):
         for label, tree in trees.items():

@@ -11,6 +11,7 @@ Runs one after the other; each phase's median and range printed, the runs writte
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -131,6 +132,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     options = parser.parse_args()
+    # bytecode written, as an installed package has it, whatever PYTHONDONTWRITEBYTECODE says
+    compileall.compile_dir(options.tree.resolve() / "proton_tui", quiet=1)
     runs = []
     with tempfile.TemporaryDirectory() as scratch:
         for _ in range(options.runs):
