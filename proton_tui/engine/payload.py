@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shlex
 from importlib import resources
-from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
 PAYLOAD_FILE = "vecadd.py"
@@ -29,6 +28,8 @@ def payload_path() -> Path:
 
 def payload_requirements() -> tuple[str, ...]:
     """What the payload needs, as the installed package's `payload` extra names it."""
+    from importlib.metadata import PackageNotFoundError, requires  # read here: its import is most of this module's
+
     try:
         declared = requires("proton-tui") or []
     except PackageNotFoundError:

@@ -293,6 +293,8 @@ def _told_apart(lanes: list[Lane], processes: dict[object, str]) -> list[Lane]:
     """The lanes, each whose name a lane of another process has too named after its process first (the ranks of a
     merged trace each have a `CPU Thread 0`): `rank 1 · CPU Thread 0`; `python (pid 2) · …` where another process
     has that name too, `pid 2 · …` where the process has none."""
+    if len({lane.name for lane in lanes}) == len(lanes):  # every name its own (a warp per lane, say): none to tell
+        return lanes
     pids_of: dict[str, set] = {}
     for lane in lanes:
         pids_of.setdefault(lane.name, set()).add(lane.pid)

@@ -87,9 +87,16 @@ def warp_lanes(lanes: list[Lane]) -> dict[int, WarpLane]:
     """The instrumentation lanes among `lanes` (lane number → its SM, CTA, warp and line)."""
     found = {}
     for number, lane in enumerate(lanes):
-        if lane.kind == WARP and (site := warp_site(str(lane.pid))) and (warp := warp_line(str(lane.tid))):
-            found[number] = WarpLane(site[0], int(site[1]), int(site[2]), *warp)
+        if lane.kind == WARP and (site := _site_numbers(str(lane.pid))) and (warp := warp_line(str(lane.tid))):
+            found[number] = tuple.__new__(WarpLane, site + warp)  # WarpLane(*site, *warp), without its Python call
     return found
+
+
+@lru_cache(maxsize=1 << 16)  # as warp_site's
+def _site_numbers(pid: str) -> tuple[str, int, int] | None:
+    """The kernel, SM and CTA of an instrumentation lane's pid, the numbers as numbers."""
+    site = warp_site(pid)
+    return None if site is None else (site[0], int(site[1]), int(site[2]))
 
 
 @lru_cache(maxsize=1 << 16)  # pids of CTAs: 1,024 in the payload's trace of 2^20 floats

@@ -4,12 +4,8 @@ as GNU c++filt spells it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING
-
-try:
-    import demangle
-except ImportError:  # the library needs Python >= 3.11: names then stay as the capture has them
-    demangle = None
 
 if TYPE_CHECKING:
     from demangle.core.ast import Node
@@ -27,7 +23,18 @@ UNAVAILABLE = "C++ names are shown as the capture has them: demangling them need
 def demangler_available() -> bool:
     """Whether C++ names can be demangled: the demangler is a Python dependency (on Python >= 3.11), not a system
     tool."""
-    return demangle is not None
+    return _library() is not None
+
+
+@cache
+def _library():
+    """The `demangle` library, imported when a name first needs it (a capture without C++ names never does); None
+    without it (it needs Python >= 3.11: names then stay as the capture has them)."""
+    try:
+        import demangle
+    except ImportError:
+        return None
+    return demangle
 
 
 def mangled(raw: str) -> bool:
@@ -40,11 +47,11 @@ def parsed(raw: str) -> tuple[Node, str] | None:
     if raw in _cache:
         return _cache[raw]
     answer = None
-    if demangle is not None and mangled(raw):
+    if mangled(raw) and (library := _library()) is not None:
         try:
-            tree = demangle.parse(raw, language="itanium", style=STYLE)
+            tree = library.parse(raw, language="itanium", style=STYLE)
             answer = tree, tree.spell(style=STYLE)
-        except (demangle.DemanglingError, RecursionError, ValueError):
+        except (library.DemanglingError, RecursionError, ValueError):
             answer = None
     _cache[raw] = answer
     return answer
