@@ -17,10 +17,12 @@ def main() -> None:
     if len(args) >= 2 and args[0] == "view" and not any(arg.startswith("-") for arg in args[1:]) \
             and sys.stdout.isatty() and not _fleet(args[1:]):  # a capture, or a rank set: a folder or several
         from proton_tui.console import error_line
+        from proton_tui.hatchet.source import capture_path
         from proton_tui.tui.launch import open_rank_viewer, open_viewer
 
         try:
-            error = open_viewer(Path(args[1])) if len(args) == 2 else open_rank_viewer([Path(arg) for arg in args[1:]])
+            error = open_viewer(capture_path(args[1])) if len(args) == 2 \
+                else open_rank_viewer([capture_path(arg) for arg in args[1:]])
         except KeyboardInterrupt:  # before the TUI is up (it takes Ctrl-C as a key): as Typer's commands end
             print(file=sys.stderr)
             sys.exit(1)

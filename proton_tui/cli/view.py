@@ -26,6 +26,14 @@ from proton_tui.cli.common import (
 LARGE_CAPTURE_BYTES = 50_000_000  # above this, say that a capture is being read (a 1 GB one takes seconds)
 
 
+def capture_path(text: str) -> Path:
+    """FILE as `source.capture_path` reads it (`-` alone is standard input, `./-` the file), imported when a command
+    reads one: the reader is not part of every command's start."""
+    from proton_tui.hatchet.source import capture_path as path_of
+
+    return path_of(text)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``view`` command to ``app``."""
     command(app, "view", view)
@@ -33,6 +41,7 @@ def register(app: typer.Typer) -> None:
 
 def view(
     files: Annotated[list[Path], typer.Argument(
+        parser=capture_path,
         metavar="FILE...", help="A Proton capture: .hatchet, .hatchet_msgpack (Triton >= 3.7) or .chrome_trace (a "
         "trace: its lanes on a timeline); a folder of rank captures (one per rank, as run -- torchrun writes) or "
         "several captures (one per rank) is a rank set; a folder of check --report-dir reports is a fleet.",

@@ -8,6 +8,7 @@ level names that node even where a deeper node ends in the same names."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from proton_tui.hatchet.errors import CaptureError
@@ -21,17 +22,21 @@ class ScopeError(CaptureError):
     """A scope that names no node of the capture, or several; the message is one line that names it."""
 
 
-def split_target(text: str) -> tuple[Path, str | None]:
+def split_target(text: str, as_path: Callable[[str], Path] | None = None) -> tuple[Path, str | None]:
     """`FILE` or `FILE:SCOPE` as the file and the scope (None: the whole capture). A file path holding ':' is
     read as a file where the whole text is an existing path; else the text is split at the last ':' whose left part
-    is an existing file (a scope's name may hold ':' too); with no such ':', the whole text is the file."""
+    is an existing file (a scope's name may hold ':' too); with no such ':', the whole text is the file. `as_path`
+    makes the file's path (`source.capture_path` by default: `-` is standard input)."""
+    from proton_tui.hatchet.source import capture_path
+
+    as_path = as_path or capture_path
     if os.path.exists(text):
-        return Path(text), None
+        return as_path(text), None
     cut = len(text)
     while (cut := text.rfind(":", 0, cut)) > 0:
         if os.path.isfile(text[:cut]):
-            return Path(text[:cut]), text[cut + 1:]
-    return Path(text), None
+            return as_path(text[:cut]), text[cut + 1:]
+    return as_path(text), None
 
 
 def find_scope(profile: Profile, scope: str) -> int:

@@ -260,6 +260,24 @@ def test_dash_reads_the_capture_from_standard_input():
     assert result.stdout.decode().splitlines()[2].endswith("add_kernel")
 
 
+def test_a_file_named_dash_is_read_as_a_file_when_its_path_says_so(tmp_path):
+    """`-` alone is standard input; `./-` (which pathlib reads as `-`) is the file of that name, for `view` and for
+    either side of `diff`."""
+    (tmp_path / "-").write_bytes(capture_path("vecadd_auto").read_bytes())
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([CLI, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
+
+    viewed = run("view", "./-", "--kernels")
+    assert viewed.returncode == 0, viewed.stderr
+    assert viewed.stdout.splitlines()[2].endswith("add_kernel")
+    compared = run("diff", "./-", "./-")
+    assert compared.returncode == 0 and "add_kernel" in compared.stdout, compared.stderr
+    from_stdin = run("diff", "./-", "-")  # the other side is standard input, here empty
+    assert from_stdin.returncode == 2 and from_stdin.stderr == "proton-tui: error: -: empty file\n"
+
+
 def test_standard_input_twice_is_no_rank_set_and_a_blank_file_or_folder_name_is_refused(tmp_path):
     """`view - -` (a rank set read from standard input twice) and a blank `--export`, `--output` or `--report-dir`
     (no name, which a path would take for the current folder) are each refused in one line naming what is wrong,

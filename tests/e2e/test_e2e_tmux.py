@@ -13,6 +13,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -178,6 +179,29 @@ def test_hostile_names_neither_retitle_nor_clear_the_terminal(tmp_path):
         term.keys("q")
         assert exit_status(term, rc_file, 30, "q") == "0"
         assert "PWNED" not in term.pane("#{pane_title}")
+    finally:
+        term.kill()
+
+
+def test_a_file_named_dash_opens_as_a_file_and_the_viewer_never_reads_its_terminal(tmp_path):
+    """`view ./-` opens the file called `-` (pathlib reads `./-` as `-`, the name of standard input, which is the
+    terminal here); `-` typed as compare's B names a file too, said in one line when there is none, and the keys
+    still work."""
+    shutil.copy(REPO / "tests" / "fixtures" / "vecadd_hook.hatchet", tmp_path / "-")
+    term = Terminal(f"proton-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        rc_file = start_proton_tui(term, tmp_path, "view", "./-")
+        term.wait_for(lambda s: "GPU time" in s and "add_kernel" in s, 30, "the table of the file called -")
+        (tmp_path / "-").unlink()
+        term.keys("m")
+        term.wait_for(lambda s: "B: a capture" in s, 15, "compare's dialog")
+        term.keys("--", "-", literal=True)
+        term.keys("Enter")
+        term.wait_for(lambda s: f"{tmp_path}/-: no such file" in s, 15, "the line naming the file")
+        term.keys("Escape")
+        term.wait_for(lambda s: "B: a capture" not in s, 15, "the dialog closed")
+        term.keys("q")
+        assert exit_status(term, rc_file, 30, "q") == "0"
     finally:
         term.kill()
 

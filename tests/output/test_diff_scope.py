@@ -142,3 +142,14 @@ def test_the_first_step_of_a_compiled_model_against_a_later_one():
     document = _orjson.loads(done.stdout)
     fill = [row for row in document["kernels"] if row["short_name"].endswith("FillFunctor<int>, …>")]
     assert fill and fill[0]["status"] == "gone" and fill[0]["launches_a"] == 15448
+
+
+def test_a_target_s_file_named_dash_is_standard_input_only_when_written_so(tmp_path, monkeypatch):
+    from proton_tui.hatchet.source import STDIN, file_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text("{}")
+    assert split_target("-") == (STDIN, None)
+    assert split_target("./-") == (tmp_path / "-", None)
+    assert split_target("./-:step") == (tmp_path / "-", "step")
+    assert split_target("-", file_path) == (tmp_path / "-", None)  # typed in the TUI: always a file

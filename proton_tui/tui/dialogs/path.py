@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from proton_tui.console import near_path, printable
 from proton_tui.hatchet import CaptureError, Profile, pending_capture
 from proton_tui.hatchet.scope import split_target, within
+from proton_tui.hatchet.source import file_path
 from proton_tui.output.diff import DiffError, compare_candidates
 from proton_tui.output.export import export_text, format_for_path, fresh_path, write_export
 from proton_tui.tui.opening import Opening
@@ -181,7 +182,7 @@ class CompareDialog(PathDialog):
         a = within(self.profile, self.query_one("#scope-a", Input).value.strip().removeprefix(":") or None)
         if this_scope(b) is not None:
             return CompareRequest(a, within(self.profile, this_scope(b)))
-        path, scope = split_target(b)
+        path, scope = split_target(b, file_path)  # typed here, `-` is a file: standard input is the terminal
         return CompareRequest(a, Opening.of(pending_capture(path), fatal=False, owned=True, scope=scope))
 
 
