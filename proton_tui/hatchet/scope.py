@@ -14,6 +14,7 @@ from pathlib import Path
 from proton_tui.hatchet.errors import CaptureError
 from proton_tui.hatchet.profile import SCOPE_SEPARATOR as SEPARATOR
 from proton_tui.hatchet.profile import Profile
+from proton_tui.hatchet.source import capture_path
 
 SHOWN_MATCHES = 3  # the paths an ambiguous scope's error suggests
 
@@ -27,8 +28,6 @@ def split_target(text: str, as_path: Callable[[str], Path] | None = None) -> tup
     read as a file where the whole text is an existing path; else the text is split at the last ':' whose left part
     is an existing file (a scope's name may hold ':' too); with no such ':', the whole text is the file. `as_path`
     makes the file's path (`source.capture_path` by default: `-` is standard input)."""
-    from proton_tui.hatchet.source import capture_path
-
     as_path = as_path or capture_path
     if os.path.exists(text):
         return as_path(text), None

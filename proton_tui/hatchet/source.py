@@ -23,20 +23,6 @@ from proton_tui.hatchet.decode import is_msgpack
 from proton_tui.hatchet.errors import CaptureError
 
 STDIN = Path("-")  # the capture is read from standard input
-
-
-def capture_path(text: str) -> Path:
-    """The capture a command-line argument names: `-` alone is standard input; any other spelling of that name
-    (`./-`) is the file called `-` in the working folder."""
-    return STDIN if text == "-" else file_path(text)
-
-
-def file_path(text: str) -> Path:
-    """A file a path names, never standard input: `-` is the file of that name in the working folder (a path typed
-    in the TUI, whose standard input is the terminal). pathlib reads `./-` as `-`, which is taken for standard
-    input: such a path is made absolute."""
-    path = Path(text)
-    return Path.cwd() / path if path == STDIN else path
 # From this size a capture is copied under a lease and read in pieces (twice pieces.PIECE_BYTES); a smaller one is
 # read into memory and read once more to compare.
 MAP_FROM_BYTES = 128_000_000
@@ -52,6 +38,20 @@ TRACE_HEAD = re.compile(rb'\s*\{.*?"traceEvents"\s*:\s*\[', re.DOTALL)
 SETTLE_S = 0.5  # a file written this recently is compared again after this long (a writer may be paused mid-write)
 FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"))
+
+
+def capture_path(text: str) -> Path:
+    """The capture a command-line argument names: `-` alone is standard input; any other spelling of that name
+    (`./-`) is the file called `-` in the working folder."""
+    return STDIN if text == "-" else file_path(text)
+
+
+def file_path(text: str) -> Path:
+    """A file a path names, never standard input: `-` is the file of that name in the working folder (a path typed
+    in the TUI, whose standard input is the terminal). pathlib reads `./-` as `-`, which is taken for standard
+    input: such a path is made absolute."""
+    path = Path(text)
+    return Path.cwd() / path if path == STDIN else path
 
 
 @contextmanager
