@@ -88,7 +88,7 @@ def warp_lanes(lanes: list[Lane]) -> dict[int, WarpLane]:
     found = {}
     for number, lane in enumerate(lanes):
         if lane.kind == WARP and (site := _site_numbers(str(lane.pid))) and (warp := warp_line(str(lane.tid))):
-            found[number] = tuple.__new__(WarpLane, site + warp)  # WarpLane(*site, *warp), without its Python call
+            found[number] = WarpLane(*site, *warp)
     return found
 
 

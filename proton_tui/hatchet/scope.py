@@ -23,12 +23,11 @@ class ScopeError(CaptureError):
     """A scope that names no node of the capture, or several; the message is one line that names it."""
 
 
-def split_target(text: str, as_path: Callable[[str], Path] | None = None) -> tuple[Path, str | None]:
+def split_target(text: str, as_path: Callable[[str], Path] = capture_path) -> tuple[Path, str | None]:
     """`FILE` or `FILE:SCOPE` as the file and the scope (None: the whole capture). A file path holding ':' is
     read as a file where the whole text is an existing path; else the text is split at the last ':' whose left part
     is an existing file (a scope's name may hold ':' too); with no such ':', the whole text is the file. `as_path`
     makes the file's path (`source.capture_path` by default: `-` is standard input)."""
-    as_path = as_path or capture_path
     if os.path.exists(text):
         return as_path(text), None
     cut = len(text)

@@ -144,7 +144,7 @@ class ProfileScreen(FilterAndSearch, Screen):
         """Read the capture being opened (this screen is on the terminal, saying so) and show it once read
         (`Opening.start`)."""
         self.progress_timer = self.set_interval(PROGRESS_EVERY_S, self.show_progress)
-        self.opening.start(self.post_message, trace_first=self.opening.kernel is None)
+        self.opening.start(self.post_message, trace_first=True)  # as far as the opening allows (`Opening.trace_first`)
 
     @on(TraceRead)
     async def show_trace_first(self, message: TraceRead) -> None:
