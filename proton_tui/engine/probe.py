@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from proton_tui.cache import cache_home
+
 PROBE_SCRIPT = r"""
 import json, os, sys
 info = {"executable": sys.executable, "python_version": sys.version.split()[0]}
@@ -121,7 +123,7 @@ def probe_interpreter(python: str, *, timeout: float = 120.0, refresh: bool = Fa
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "proton-tui" / "probe"
+    return cache_home() / "probe"
 
 
 def cache_entry(python: str) -> Path | None:

@@ -1,0 +1,93 @@
+"""Where Python cannot keep the bytecode of what proton-tui imports beside the sources (an image installed without
+bytecode, PYTHONDONTWRITEBYTECODE set), proton-tui keeps it in its cache folder, never beside a source, and the
+processes it starts keep the environment they were given. Run with the real numpy, laid out without its bytecode."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import py_compile
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import CLI, FIXTURES
+
+TRACE = FIXTURES / "vecadd_trace.chrome_trace"  # its text view imports numpy (a trace's events as columns)
+
+
+def numpy_without_bytecode(folder: Path, but_its_first: bool = False) -> Path:
+    """A site folder holding the installed numpy as its sources alone (each file linked, no __pycache__); with
+    `but_its_first`, its `__init__` has its bytecode beside it, as a package installed with bytecode has."""
+    installed = Path(importlib.util.find_spec("numpy").origin).parent
+    site = folder / "site"
+    for source in (installed, installed.with_name("numpy.libs")):
+        if not source.exists():
+            continue
+        for root, dirs, files in os.walk(source):
+            dirs[:] = [name for name in dirs if name not in ("__pycache__", "tests")]
+            there = site / Path(root).relative_to(installed.parent)
+            there.mkdir(parents=True, exist_ok=True)
+            for name in files:
+                if not name.endswith(".pyc"):
+                    (there / name).symlink_to(Path(root) / name)
+    if but_its_first:
+        first = site / "numpy" / "__init__.py"
+        py_compile.compile(str(first), cfile=str(first.parent / "__pycache__" / f"__init__.{sys.implementation.cache_tag}.pyc"),
+                           doraise=True)
+    return site
+
+
+def environment(tmp_path: Path, site: Path | None, **more: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in ("PYTHONPYCACHEPREFIX", "PYTHONPATH")}
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+    env.update(PYTHONDONTWRITEBYTECODE="1", XDG_CACHE_HOME=str(tmp_path / "cache"), **more)
+    return env
+
+
+def pycache_folders(folder: Path) -> list[Path]:
+    return [Path(root) for root, dirs, _ in os.walk(folder) if Path(root).name == "__pycache__"]
+
+
+def test_bytecode_that_cannot_be_kept_beside_the_sources_is_kept_in_the_cache(tmp_path):
+    site = numpy_without_bytecode(tmp_path)
+    env = environment(tmp_path, site)
+    plain = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True,
+                           env=environment(tmp_path, None))
+    first = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True, env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == plain.stdout and first.stdout
+    kept = tmp_path / "cache" / "proton-tui" / "bytecode"
+    tag = sys.implementation.cache_tag
+    numpy_code = kept / str(site / "numpy").lstrip(os.sep) / f"__init__.{tag}.pyc"
+    assert numpy_code.is_file(), sorted(str(path) for path in kept.rglob("*"))[:20]
+    assert pycache_folders(site) == []  # nothing written beside a source
+    stamps = {path: path.stat().st_mtime_ns for path in kept.rglob("*.pyc")}
+    again = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True, env=env)
+    assert again.returncode == 0 and again.stdout == plain.stdout
+    assert {path: path.stat().st_mtime_ns for path in kept.rglob("*.pyc")} == stamps  # read again, not rewritten
+
+
+def test_processes_proton_tui_starts_keep_the_environment_they_were_given(tmp_path):
+    site = numpy_without_bytecode(tmp_path)
+    script = ("import subprocess, sys\n"
+              "from proton_tui.cache import keep_bytecode\n"
+              "print(keep_bytecode() is not None, sys.dont_write_bytecode)\n"
+              "subprocess.run([sys.executable, '-c', 'import sys; print(sys.pycache_prefix, sys.dont_write_bytecode)'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=environment(tmp_path, site))
+    assert done.stdout.split("\n")[:2] == ["True False", "None True"], done.stderr
+
+
+def test_bytecode_beside_the_sources_or_a_prefix_of_the_users_own_is_left_as_it_is(tmp_path):
+    site = numpy_without_bytecode(tmp_path)
+    installed = numpy_without_bytecode(tmp_path / "installed", but_its_first=True)
+    script = "from proton_tui.cache import keep_bytecode; import sys; print(keep_bytecode(), sys.pycache_prefix)"
+    for env, said in ((environment(tmp_path, installed), "None None"),  # numpy installed with its bytecode
+                      (environment(tmp_path, site, PYTHONPYCACHEPREFIX=str(tmp_path / "mine")),
+                       f"None {tmp_path / 'mine'}"),
+                      ({**environment(tmp_path, site), "PYTHONDONTWRITEBYTECODE": ""}, "None None")):  # written beside
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+        assert done.stdout.strip() == said, (env.get("PYTHONPATH"), done.stderr)
+    assert not (tmp_path / "cache").exists()
