@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from operator import attrgetter
 
 import msgspec
@@ -248,7 +247,8 @@ class EventColumns:
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
         lanes = _told_apart([_lane(key, self.lane_names, self.orders) for key in self.lane_keys.numbers],
                             self.process_names)
-        order = sorted(range(len(lanes)), key=lambda i: (lanes[i].order, str(lanes[i].name)))
+        keys = [(lane.order, str(lane.name)) for lane in lanes]
+        order = sorted(range(len(lanes)), key=keys.__getitem__)
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
         lane = number_of_key[lane] if len(lanes) else lane
@@ -304,7 +304,7 @@ def _told_apart(lanes: list[Lane], processes: dict[object, str]) -> list[Lane]:
         name = processes.get(pid)
         return f"pid {pid}" if name is None else name if named[name] == 1 else f"{name} (pid {pid})"
 
-    return [replace(lane, name=f"{process(lane.pid)} · {lane.name}", own_name=lane.name)
+    return [lane._replace(name=f"{process(lane.pid)} · {lane.name}", own_name=lane.name)
             if len(pids_of[lane.name]) > 1 else lane for lane in lanes]
 
 

@@ -324,9 +324,8 @@ class _LaneOrder:
 
     def __init__(self, trace: Trace, lanes: dict[int, WarpLane]) -> None:
         numbers = np.fromiter(lanes, dtype=np.int64, count=len(lanes))
-        found = list(lanes.values())
-        sm, cta, warp, line = (np.array([getattr(lane, name) for lane in found], dtype=np.int64)
-                               for name in ("sm", "cta", "warp", "line"))
+        _, *columns = zip(*lanes.values())  # kernel, SM, CTA, warp, line: each a column
+        sm, cta, warp, line = (np.array(column, dtype=np.int64) for column in columns)
         ordered = np.lexsort((numbers, line, warp, cta, sm))  # the timeline's order, ties by lane number
         new_warp = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0) |
                          (np.diff(warp[ordered]) != 0)]  # where the lanes of the next warp start
