@@ -111,26 +111,65 @@ def _ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
 
 
 class Pairs:
-    """(pid, tid) pairs numbered in the order they first come, each side interned on its own and the pair found by
-    array operations: no tuple is made per event. `numbers` maps each pair to its number."""
+    """(pid, tid) pairs numbered in the order they first come, each side interned on its own and the pairs found by
+    array operations: no tuple is made per event, nor per pair until `keys` is asked for. `packed` holds each pair's
+    two side ids in one number, by the pair's number."""
 
     def __init__(self) -> None:
         self.sides: tuple[dict, dict] = ({}, {})
         self.values: tuple[list, list] = ([], [])
-        self.packed: dict[int, int] = {}  # a pair's two side ids in one number → the pair's number
-        self.numbers: dict[tuple, int] = {}
+        self.packed = np.zeros(0, dtype=np.int64)
+        self._sorted = np.zeros(0, dtype=np.int64)  # `packed` in ascending order, and each one's number
+        self._numbers = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.packed)
 
     def ids(self, pids: list, tids: list) -> np.ndarray:
         """The pairs (pids[i], tids[i]) as numbers, new ones taken in."""
         first, second = (_ids(values, side, taken) for values, side, taken in zip((pids, tids), self.sides,
                                                                                    self.values))
-        packed = first.astype(np.int64) << 32 | second
+        return self._numbered(first.astype(np.int64) << 32 | second)
+
+    def keys(self) -> list[tuple]:
+        """Every pair as (pid, tid), in the order of their numbers."""
+        pids, tids = self.values
+        return [(pids[key >> 32], tids[key & 0xFFFFFFFF]) for key in self.packed.tolist()]
+
+    def taken_in(self, later: Pairs) -> np.ndarray:
+        """`later`'s pairs (by their numbers there) as numbers here, new ones taken in, in their order there."""
+        pid_ids, tid_ids = (_ids(values, side, taken).astype(np.int64) for values, side, taken
+                            in zip(later.values, self.sides, self.values))
+        return self._numbered(pid_ids[later.packed >> 32] << 32 | tid_ids[later.packed & 0xFFFFFFFF])
+
+    def found_in(self, other: Pairs) -> np.ndarray:
+        """The number here of each of `other`'s pairs (-1: not here)."""
+        pid_ids, tid_ids = (np.array([side.get(value, -1) for value in values], dtype=np.int64)
+                            for values, side in zip(other.values, self.sides))
+        pid, tid = pid_ids[other.packed >> 32], tid_ids[other.packed & 0xFFFFFFFF]
+        return np.where((pid >= 0) & (tid >= 0), self._lookup(pid << 32 | tid), -1)
+
+    def _lookup(self, packed: np.ndarray) -> np.ndarray:
+        """Each packed pair's number (-1: not here)."""
+        if not len(self._sorted):
+            return np.full(len(packed), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted, packed), len(self._sorted) - 1)
+        return np.where(self._sorted[at] == packed, self._numbers[at], -1)
+
+    def _numbered(self, packed: np.ndarray) -> np.ndarray:
+        """The packed pairs' numbers, each new one numbered after the others in the order it first comes."""
         distinct, where, inverse = np.unique(packed, return_index=True, return_inverse=True)
-        for key in distinct[np.argsort(where, kind="stable")].tolist():
-            if key not in self.packed:
-                self.packed[key] = len(self.packed)
-                self.numbers[(self.values[0][key >> 32], self.values[1][key & 0xFFFFFFFF])] = self.packed[key]
-        return np.array([self.packed[key] for key in distinct.tolist()], dtype=np.int32)[inverse]
+        numbers = self._lookup(distinct)
+        new = np.flatnonzero(numbers < 0)
+        if len(new):
+            new = new[np.argsort(where[new], kind="stable")]
+            numbers[new] = np.arange(len(self.packed), len(self.packed) + len(new))
+            self.packed = np.concatenate([self.packed, distinct[new]])
+            at = np.searchsorted(self._sorted, distinct[new])
+            by = np.argsort(at, kind="stable")
+            self._sorted = np.insert(self._sorted, at[by], distinct[new][by])
+            self._numbers = np.insert(self._numbers, at[by], numbers[new][by])
+        return numbers.astype(np.int32)[inverse.reshape(-1)]
 
 
 def _flow_ids(values: list, table: dict) -> np.ndarray:
@@ -153,14 +192,6 @@ def _flow_ids(values: list, table: dict) -> np.ndarray:
 
 
 INT64_HIGH = (1 << 63) - 1
-
-
-def _pair_ids(pairs: Pairs, later: Pairs) -> np.ndarray:
-    """`later`'s pairs (by their numbers there) as numbers of `pairs`, which takes in the new ones in their order."""
-    keys = list(later.numbers)
-    if not keys:
-        return np.zeros(0, dtype=np.int32)
-    return pairs.ids([key[0] for key in keys], [key[1] for key in keys])
 
 
 class EventColumns:
@@ -223,10 +254,10 @@ class EventColumns:
         names, categories, args = (_ids(list(table), own) for table, own in ((later.names, self.names),
                                                                            (later.categories, self.categories),
                                                                            (later.args, self.args)))
-        lanes = _pair_ids(self.lane_keys, later.lane_keys)
+        lanes = self.lane_keys.taken_in(later.lane_keys)
         for ts, dur, lane, name, category, arg in later.parts:
             self.parts.append((ts, dur, lanes[lane], names[name], categories[category], args[arg]))
-        flow_keys = _pair_ids(self.flow_keys, later.flow_keys)
+        flow_keys = self.flow_keys.taken_in(later.flow_keys)
         flow_ids = _ids(list(later.flow_ids), self.flow_ids).astype(np.int64)
         for phase, found in later.flows.items():
             for keys, times, ids in found:
@@ -245,15 +276,15 @@ class EventColumns:
                                               for at in range(6))
         self.parts = []
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
-        lanes = _told_apart([_lane(key, self.lane_names, self.orders) for key in self.lane_keys.numbers],
+        lanes = _told_apart([_lane(key, self.lane_names, self.orders) for key in self.lane_keys.keys()],
                             self.process_names)
         keys = [(lane.order, str(lane.name)) for lane in lanes]
         order = sorted(range(len(lanes)), key=keys.__getitem__)
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
         lane = number_of_key[lane] if len(lanes) else lane
-        flow_lane = np.array([number_of_key[at] if (at := self.lane_keys.numbers.get(key)) is not None else -1
-                              for key in self.flow_keys.numbers], dtype=np.int64)
+        on_lane = self.lane_keys.found_in(self.flow_keys)
+        flow_lane = np.where(on_lane >= 0, number_of_key[np.maximum(on_lane, 0)] if len(lanes) else -1, -1)
         start = ts * NS_PER_US
         origin = start.min() if len(start) else 0.0
         start -= origin
