@@ -36,7 +36,10 @@ def keep_bytecode() -> Path | None:
     package = os.path.dirname(os.path.dirname(spec.cached))
     if not sys.dont_write_bytecode and os.access(package, os.W_OK):
         return None  # Python writes it beside the sources on this start
-    folder = cache_home() / "bytecode"
+    try:
+        folder = cache_home().absolute() / "bytecode"
+    except RuntimeError:  # no home folder to be found (no HOME, a user the system does not know): as before
+        return None
     sys.pycache_prefix = str(folder)
     sys.dont_write_bytecode = False
     return folder

@@ -42,7 +42,7 @@ def environment(tmp_path: Path, site: Path | None, **more: str) -> dict[str, str
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHONPYCACHEPREFIX", "PYTHONPATH")}
     if site is not None:
         env["PYTHONPATH"] = str(site)
-    env.update(PYTHONDONTWRITEBYTECODE="1", XDG_CACHE_HOME=str(tmp_path / "cache"), **more)
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache"), **more})
     return env
 
 
@@ -91,3 +91,22 @@ def test_bytecode_beside_the_sources_or_a_prefix_of_the_users_own_is_left_as_it_
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
         assert done.stdout.strip() == said, (env.get("PYTHONPATH"), done.stderr)
     assert not (tmp_path / "cache").exists()
+
+
+def test_without_a_home_folder_it_starts_as_before(tmp_path):
+    """A container run as a user the system does not know, with no HOME: no cache folder to be had."""
+    site = numpy_without_bytecode(tmp_path)
+    env = {name: value for name, value in environment(tmp_path, site).items() if name not in ("HOME", "XDG_CACHE_HOME")}
+    script = ("import os, pwd\n"
+              "pwd.getpwuid = lambda uid: (_ for _ in ()).throw(KeyError(uid))  # not in the password file\n"
+              "from proton_tui.cache import keep_bytecode; import sys; print(keep_bytecode(), sys.pycache_prefix)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "None None", done.stderr
+
+
+def test_a_relative_cache_folder_is_kept_where_it_was_when_proton_tui_started(tmp_path):
+    site = numpy_without_bytecode(tmp_path)
+    script = "from proton_tui.cache import keep_bytecode; print(keep_bytecode())"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env=environment(tmp_path, site, XDG_CACHE_HOME="relative"))
+    assert done.stdout.strip() == str(tmp_path / "relative" / "proton-tui" / "bytecode"), done.stderr
