@@ -14,8 +14,8 @@ GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 
 class Lane(NamedTuple):
     """One row of the timeline: a GPU stream, a CPU thread (≥ 3.8 names them), or a stream id alone (3.6). A named
-    tuple: an instrumentation trace has a lane per warp and line of every CTA on every SM it ran on (56,576 in the
-    payload's trace under Triton 3.9), and a tuple is made in a third of a frozen dataclass's time."""
+    tuple: an instrumentation trace has a lane per warp and line of every CTA on every SM it ran on (56,576 in one of
+    the payload's traces), and a tuple is made in a third of a frozen dataclass's time."""
 
     pid: object
     tid: object
