@@ -19,12 +19,12 @@ def cache_home() -> Path:
 
 
 def keep_bytecode() -> Path | None:
-    """In proton-tui's own process: when the packages it imports have no bytecode beside their sources and Python may
-    not write it there (PYTHONDONTWRITEBYTECODE, a folder it cannot write: an image installed without bytecode),
-    so that every start compiles them again, keep their bytecode in the cache's `bytecode` folder instead (Python's
-    `sys.pycache_prefix`); never beside a source. Processes proton-tui starts keep the environment they were given.
-    The folder used, or None: the bytecode beside the sources is read (or written) as usual, or the user chose a
-    prefix of their own (PYTHONPYCACHEPREFIX)."""
+    """In proton-tui's own process (on a terminal: `entry`): when the packages it imports have no bytecode beside
+    their sources and Python may not write it there (PYTHONDONTWRITEBYTECODE, a folder it cannot write: an image
+    installed without bytecode), so that every start compiles them again, keep their bytecode in the cache's
+    `bytecode` folder instead (Python's `sys.pycache_prefix`); never beside a source. Processes proton-tui starts keep
+    the environment they were given. The folder used, or None: the bytecode beside the sources is read (or written)
+    as usual, or the user chose a prefix of their own (PYTHONPYCACHEPREFIX)."""
     if sys.pycache_prefix is not None:
         return None
     try:

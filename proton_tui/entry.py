@@ -15,7 +15,8 @@ from proton_tui.cache import keep_bytecode
 
 def main() -> None:
     """Console-script entry."""
-    keep_bytecode()
+    if sys.stdout is not None and sys.stdout.isatty():  # someone waits at a terminal, not a job's ranks all at once
+        keep_bytecode()
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "view" and not any(arg.startswith("-") for arg in args[1:]) \
             and sys.stdout.isatty() and not _fleet(args[1:]):  # a capture, or a rank set: a folder or several

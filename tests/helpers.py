@@ -203,12 +203,13 @@ def run_folder(tmp_path, fixture: str, **params) -> Path:
     return capture
 
 
-def on_a_terminal(*args: str) -> str:
+def on_a_terminal(*args: str, env: dict[str, str] | None = None) -> str:
     """What `proton-tui ARGS` writes when its standard output is a terminal (a pseudo-terminal, read to its end),
     its line ends as text has them; the command must succeed."""
     leader, follower = pty.openpty()
     try:
-        process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                   env=env)
         os.close(follower)
         chunks = []
         while True:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import CLI, FIXTURES
+from helpers import CLI, FIXTURES, on_a_terminal
 
 TRACE = FIXTURES / "vecadd_trace.chrome_trace"  # its text view imports numpy (a trace's events as columns)
 
@@ -53,20 +53,28 @@ def pycache_folders(folder: Path) -> list[Path]:
 def test_bytecode_that_cannot_be_kept_beside_the_sources_is_kept_in_the_cache(tmp_path):
     site = numpy_without_bytecode(tmp_path)
     env = environment(tmp_path, site)
-    plain = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True,
-                           env=environment(tmp_path, None))
-    first = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True, env=env)
-    assert first.returncode == 0, first.stderr
-    assert first.stdout == plain.stdout and first.stdout
+    plain = on_a_terminal("view", str(TRACE), "--plain", env=environment(tmp_path / "installed", None))
+    first = on_a_terminal("view", str(TRACE), "--plain", env=env)
+    assert first == plain and "vecadd" in first
     kept = tmp_path / "cache" / "proton-tui" / "bytecode"
     tag = sys.implementation.cache_tag
     numpy_code = kept / str(site / "numpy").lstrip(os.sep) / f"__init__.{tag}.pyc"
     assert numpy_code.is_file(), sorted(str(path) for path in kept.rglob("*"))[:20]
     assert pycache_folders(site) == []  # nothing written beside a source
     stamps = {path: path.stat().st_mtime_ns for path in kept.rglob("*.pyc")}
-    again = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True, env=env)
-    assert again.returncode == 0 and again.stdout == plain.stdout
+    assert on_a_terminal("view", str(TRACE), "--plain", env=env) == plain
     assert {path: path.stat().st_mtime_ns for path in kept.rglob("*.pyc")} == stamps  # read again, not rewritten
+
+
+def test_a_command_whose_output_is_not_a_terminal_keeps_no_bytecode(tmp_path):
+    """Under a launcher every rank starts at once, its output a pipe or a file: a cold cache on a shared home folder
+    would be written by all of them; such a command starts as Python would start it."""
+    site = numpy_without_bytecode(tmp_path)
+    done = subprocess.run([CLI, "view", str(TRACE), "--plain"], capture_output=True, text=True,
+                          env=environment(tmp_path, site))
+    assert done.returncode == 0 and "vecadd" in done.stdout, done.stderr
+    assert not (tmp_path / "cache" / "proton-tui" / "bytecode").exists()
+    assert pycache_folders(tmp_path / "site") == []
 
 
 def test_processes_proton_tui_starts_keep_the_environment_they_were_given(tmp_path):
