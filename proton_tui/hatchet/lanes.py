@@ -5,8 +5,11 @@ carries."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
+
+import numpy as np
 
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
@@ -83,13 +86,61 @@ def warp_lane(lane: Lane) -> WarpLane | None:
     return warp_lanes([lane]).get(0)
 
 
-def warp_lanes(lanes: list[Lane]) -> dict[int, WarpLane]:
-    """The instrumentation lanes among `lanes` (lane number → its SM, CTA, warp and line)."""
-    found = {}
-    for number, (pid, tid, _, kind, _, _) in enumerate(lanes):
-        if kind == WARP and (site := _site_numbers(str(pid))) and (warp := warp_line(str(tid))):
-            found[number] = WarpLane(*site, *warp)
-    return found
+class WarpLanes(Mapping):
+    """An instrumentation trace's warp lanes (lane number → its `WarpLane`, made when asked for), held as columns by
+    lane number: `kernel` (an index into `kernels`, which come in the order of their first lanes; -1: not a warp's
+    lane), `sm`, `cta`, `warp`, `line` (0 where not a warp's); `numbers`, the warp lanes' numbers in ascending order."""
+
+    def __init__(self, kernels: list[str], kernel: np.ndarray, sm: np.ndarray, cta: np.ndarray, warp: np.ndarray,
+                 line: np.ndarray) -> None:
+        self.kernels, self.kernel, self.sm, self.cta, self.warp, self.line = kernels, kernel, sm, cta, warp, line
+        self.numbers = np.flatnonzero(kernel >= 0)
+
+    def __getitem__(self, number) -> WarpLane:
+        if not isinstance(number, (int, np.integer)) or not 0 <= number < len(self.kernel) or self.kernel[number] < 0:
+            raise KeyError(number)
+        return WarpLane(self.kernels[self.kernel[number]], int(self.sm[number]), int(self.cta[number]),
+                        int(self.warp[number]), int(self.line[number]))
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.numbers.tolist())
+
+
+def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
+    """The instrumentation lanes among `lanes`: each distinct pid and tid read once (a CTA's pid names a lane per warp
+    and line of it, a tid a lane per CTA), the lanes' columns taken from them with array operations."""
+    count = len(lanes)
+    is_warp = np.fromiter((lane.kind == WARP for lane in lanes), dtype=bool, count=count)
+    if not is_warp.any():
+        nothing = np.zeros(count, dtype=np.int64)
+        return WarpLanes([], nothing - 1, nothing, nothing, nothing, nothing)
+    (pids, pid_of), (tids, tid_of) = (_interned([getattr(lane, side) for lane in lanes]) for side in ("pid", "tid"))
+    sites = [_site_numbers(str(pid)) or (None, 0, 0) for pid in pids]
+    spots = [warp_line(str(tid)) or (-1, 0) for tid in tids]
+    names = list(dict.fromkeys(site[0] for site in sites if site[0] is not None))
+    number_of = {name: at for at, name in enumerate(names)}
+    kernel_of_pid = np.array([number_of.get(site[0], -1) for site in sites], dtype=np.int64)
+    sm_of_pid, cta_of_pid = (np.array([site[at] for site in sites], dtype=np.int64) for at in (1, 2))
+    warp_of_tid, line_of_tid = (np.array([spot[at] for spot in spots], dtype=np.int64) for at in (0, 1))
+    valid = is_warp & (kernel_of_pid[pid_of] >= 0) & (warp_of_tid[tid_of] >= 0)
+    kernel = kernel_of_pid[pid_of]
+    found, first = np.unique(kernel[valid], return_index=True)
+    ordered = found[np.argsort(first)]  # the kernels in the order of their first lanes
+    renumbered = np.zeros(len(names), dtype=np.int64)
+    renumbered[ordered] = np.arange(len(ordered))
+    return WarpLanes([names[at] for at in ordered.tolist()], np.where(valid, renumbered[np.maximum(kernel, 0)], -1),
+                     *(np.where(valid, column, 0) for column in (sm_of_pid[pid_of], cta_of_pid[pid_of],
+                                                                 warp_of_tid[tid_of], line_of_tid[tid_of])))
+
+
+def _interned(values: list) -> tuple[list, np.ndarray]:
+    """The distinct values (in the order they first come) and each value's index among them."""
+    distinct = list(dict.fromkeys(values))
+    index = {value: at for at, value in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 @lru_cache(maxsize=1 << 16)  # as warp_site's

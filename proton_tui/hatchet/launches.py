@@ -4,6 +4,7 @@ each lane's busy time and idle gaps (`lane_summaries`), and an instrumentation t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,20 +56,16 @@ def lane_summaries(trace: Trace) -> list[LaneSummary]:
     return summaries
 
 
-def warp_launches(trace: Trace) -> tuple[dict[int, WarpLane], dict[str, list[np.ndarray]]]:
+def warp_launches(trace: Trace) -> tuple[Mapping[int, WarpLane], dict[str, list[np.ndarray]]]:
     """The warp lanes (lane → where it ran) and each instrumented kernel's events split into launches, the kernels
     in the order their first events come in the columns."""
     lanes = warp_lanes(trace.lanes)
     if not lanes:
-        return {}, {}
-    kernels = list(dict.fromkeys(lane.kernel for lane in lanes.values()))
-    kernel_number = {kernel: at for at, kernel in enumerate(kernels)}
-    numbers = np.fromiter(lanes, dtype=np.int64, count=len(lanes))
-    widest = max(lane.warp for lane in lanes.values()) + 1
-    kernel_of_lane = np.full(len(trace.lanes), -1, dtype=np.int64)
-    warp_of_lane = np.zeros(len(trace.lanes), dtype=np.int64)
-    kernel_of_lane[numbers] = [kernel_number[lane.kernel] for lane in lanes.values()]
-    warp_of_lane[numbers] = [lane.cta * widest + lane.warp for lane in lanes.values()]  # a CTA's warp: once a launch
+        return lanes, {}
+    kernels = lanes.kernels
+    widest = int(lanes.warp[lanes.numbers].max()) + 1
+    kernel_of_lane = lanes.kernel
+    warp_of_lane = np.where(kernel_of_lane >= 0, lanes.cta * widest + lanes.warp, 0)  # a CTA's warp: once a launch
     event_kernel = kernel_of_lane[trace.columns.lane]
     on_warps = np.flatnonzero(event_kernel >= 0)
     found, first = np.unique(event_kernel[on_warps], return_index=True)

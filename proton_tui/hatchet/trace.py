@@ -8,7 +8,7 @@ view of a tree (table, flame view, kernel summary, JSON, CSV) reads a trace too.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +54,7 @@ class Trace:
             found = self._lanes_index["bounds"] = segment_bounds(self.columns.lane, len(self.lanes))
         return found
 
-    def warp_launches(self) -> tuple[dict[int, WarpLane], dict[str, list[np.ndarray]]]:
+    def warp_launches(self) -> tuple[Mapping[int, WarpLane], dict[str, list[np.ndarray]]]:
         """An instrumentation trace's warp lanes (lane → where it ran), and each kernel's events split into launches
         (`launches.split_launches`: arrays of event indices in start order), worked out once; both empty for another
         trace."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import NamedTuple
@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from proton_tui.hatchet.columns import order_by
-from proton_tui.hatchet.lanes import WarpLane
+from proton_tui.hatchet.lanes import WarpLane, WarpLanes
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
 from proton_tui.view.warp_units import TRACE_UNITS as TRACE_UNITS  # where the views have read them
@@ -220,7 +220,7 @@ class WarpTrace:
     kernels: list[str]  # the instrumented kernels, in the order their first events come in the columns
     clock_khz: int | None = None
     launch_of: EventLaunches | dict = field(default_factory=dict, repr=False)  # event → index into launches
-    lane_of: dict[int, WarpLane] = field(default_factory=dict, repr=False)
+    lane_of: Mapping[int, WarpLane] = field(default_factory=dict, repr=False)
 
     @property
     def across_worked_out(self) -> bool:
@@ -322,10 +322,9 @@ class _LaneOrder:
     """The warp lanes in the timeline's order (SM, CTA, warp, line), each one's warp (an index into the sorted
     warps) and line, as arrays by lane number."""
 
-    def __init__(self, trace: Trace, lanes: dict[int, WarpLane]) -> None:
-        numbers = np.fromiter(lanes, dtype=np.int64, count=len(lanes))
-        _, *columns = zip(*lanes.values())  # kernel, SM, CTA, warp, line: each a column
-        sm, cta, warp, line = (np.array(column, dtype=np.int64) for column in columns)
+    def __init__(self, trace: Trace, lanes: WarpLanes) -> None:
+        numbers = lanes.numbers
+        sm, cta, warp, line = (column[numbers] for column in (lanes.sm, lanes.cta, lanes.warp, lanes.line))
         ordered = np.lexsort((numbers, line, warp, cta, sm))  # the timeline's order, ties by lane number
         new_warp = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0) |
                          (np.diff(warp[ordered]) != 0)]  # where the lanes of the next warp start

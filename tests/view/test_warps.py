@@ -5,6 +5,7 @@ at gaps where a warp runs again, statistics across warps in exact cycles, p99 by
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -43,6 +44,28 @@ def test_a_warp_lane_names_its_kernel_sm_cta_warp_and_line():
     found = warp_lane(lane)
     assert (found.kernel, found.sm, found.cta, found.warp, found.line) == ("k_scoped", 10, 13, 2, 1)
     assert Warp(10, 13, 2).name == "CTA 13 warp 2 (SM 10)"
+
+
+def test_the_warp_lanes_are_the_lanes_whose_pid_and_tid_name_a_warp_and_nothing_else():
+    """Two kernels, a CTA on two SMs, lines 0 and 1, among a GPU stream's lane and lanes whose tid only begins like a
+    warp's: each warp lane read as its pid and tid say, every other lane left out."""
+    events = [scope_event("s", sm, cta, warp, 100 * cta, 10, line=line, kernel=kernel)
+              for kernel, sm, cta in (("k1", 3, 0), ("k2", 5, 1), ("k1", 4, 0)) for warp in (0, 1) for line in (0, 1)]
+    events += [{"ph": "X", "cat": "kernel", "name": "other", "pid": 0, "tid": 7, "ts": 1, "dur": 1},
+               {**scope_event("s", 3, 0, 0, 1, 1, kernel="k1"), "tid": "warp x"},
+               {**scope_event("s", 3, 0, 0, 1, 1, kernel="k1"), "tid": "warpless"}]
+    trace = read_trace({"traceEvents": events})
+    found = warp_trace(trace).lane_of
+    expected = {}
+    for number, lane in enumerate(trace.lanes):
+        site, spot = re.fullmatch(r"(.*) Core(\d+) CTA(\d+)", str(lane.pid)), \
+            re.fullmatch(r"warp (\d+) \(line (\d+)\)", str(lane.tid))
+        if site and spot:
+            expected[number] = (site[1], int(site[2]), int(site[3]), int(spot[1]), int(spot[2]))
+    assert len(expected) == 12 and len(trace.lanes) == 15
+    assert dict(found) == expected and len(found) == 12
+    assert all(number not in found for number in range(len(trace.lanes)) if number not in expected)
+    assert found.kernels == ["k1", "k2"]  # in the order of their first lanes
 
 
 # ---- launches -----------------------------------------------------------------------------------------------------
