@@ -112,7 +112,7 @@ def _ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
 
 class Pairs:
     """(pid, tid) pairs numbered in the order they first come, each side interned on its own and the pairs found by
-    array operations: no tuple is made per event, nor per pair until `keys` is asked for. `packed` holds each pair's
+    array operations: no tuple is made per event, nor per pair until its lane is made. `packed` holds each pair's
     two side ids in one number, by the pair's number."""
 
     def __init__(self) -> None:
@@ -130,11 +130,6 @@ class Pairs:
         first, second = (_ids(values, side, taken) for values, side, taken in zip((pids, tids), self.sides,
                                                                                    self.values))
         return self._numbered(first.astype(np.int64) << 32 | second)
-
-    def keys(self) -> list[tuple]:
-        """Every pair as (pid, tid), in the order of their numbers."""
-        pids, tids = self.values
-        return [(pids[key >> 32], tids[key & 0xFFFFFFFF]) for key in self.packed.tolist()]
 
     def taken_in(self, later: Pairs) -> np.ndarray:
         """`later`'s pairs (by their numbers there) as numbers here, new ones taken in, in their order there."""
@@ -276,8 +271,7 @@ class EventColumns:
                                               for at in range(6))
         self.parts = []
         # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
-        lanes = _told_apart([_lane(key, self.lane_names, self.orders) for key in self.lane_keys.keys()],
-                            self.process_names)
+        lanes = _told_apart(_lanes(self.lane_keys, self.lane_names, self.orders), self.process_names)
         keys = [(lane.order, str(lane.name)) for lane in lanes]
         order = sorted(range(len(lanes)), key=keys.__getitem__)
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
@@ -348,11 +342,26 @@ def _args(event: RawEvent) -> dict:
     return args if isinstance(args, dict) else NO_ARGS
 
 
+def _lanes(pairs: Pairs, names: dict, orders: dict) -> list[Lane]:
+    """The lanes of the (pid, tid) pairs, by number. A pair with no name in the metadata whose pid names a kernel, SM
+    and CTA (`warp_site`) and whose tid begins with "warp" is a warp of one CTA of an instrumented kernel; each pid and
+    tid is asked once (a CTA's pid names a lane per warp and line of it)."""
+    pids, tids = pairs.values
+    warp_pids = [isinstance(pid, str) and warp_site(pid) is not None for pid in pids]
+    warp_tids = [str(tid).startswith("warp") for tid in tids]
+    found = []
+    for key in pairs.packed.tolist():
+        pid, tid = pids[key >> 32], tids[key & 0xFFFFFFFF]
+        if warp_pids[key >> 32] and warp_tids[key & 0xFFFFFFFF] and (not names or (pid, tid) not in names):
+            found.append(Lane(pid, tid, f"{pid} {tid}", WARP, 0.0))
+        else:
+            found.append(_lane((pid, tid), names, orders))
+    return found
+
+
 def _lane(key: tuple, names: dict, orders: dict) -> Lane:
+    """Any other lane: named in the metadata, or a stream of 3.6."""
     name = names.get(key)
-    pid, tid = key
-    if name is None and isinstance(pid, str) and warp_site(pid) and str(tid).startswith("warp"):
-        return Lane(pid, tid, f"{pid} {tid}", WARP, 0.0)  # a warp of one CTA of an instrumented kernel
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU
     else:
