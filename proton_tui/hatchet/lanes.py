@@ -67,6 +67,7 @@ def launch_metrics(found: dict | None) -> dict[str, float]:
     return numbers
 
 
+INT64_HIGH = (1 << 63) - 1  # an SM, CTA, warp or line number past it names no warp (the warps are held as int64)
 WARP_PID = re.compile(r"(?P<kernel>.*) Core(?P<sm>\d+) CTA(?P<cta>\d+)")
 WARP_TID = re.compile(r"warp (?P<warp>\d+)(?: \(line (?P<line>\d+)\))?")
 
@@ -147,7 +148,8 @@ def _interned(values: list) -> tuple[list, np.ndarray]:
 def _site_numbers(pid: str) -> tuple[str, int, int] | None:
     """The kernel, SM and CTA of an instrumentation lane's pid, the numbers as numbers."""
     site = warp_site(pid)
-    return None if site is None else (site[0], int(site[1]), int(site[2]))
+    numbers = None if site is None else (int(site[1]), int(site[2]))
+    return None if numbers is None or max(numbers) > INT64_HIGH else (site[0], *numbers)
 
 
 @lru_cache(maxsize=1 << 16)  # pids of CTAs: 1,024 in the payload's trace of 2^20 floats
@@ -162,4 +164,5 @@ def warp_site(pid: str) -> tuple[str, str, str] | None:
 def warp_line(tid: str) -> tuple[int, int] | None:
     """The warp and line an instrumentation lane's tid names, `warp <w> (line <l>)`; None for any other tid."""
     who = WARP_TID.fullmatch(tid)
-    return (int(who["warp"]), int(who["line"] or 0)) if who else None
+    numbers = (int(who["warp"]), int(who["line"] or 0)) if who else None
+    return None if numbers is None or max(numbers) > INT64_HIGH else numbers

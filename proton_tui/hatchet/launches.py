@@ -63,9 +63,12 @@ def warp_launches(trace: Trace) -> tuple[Mapping[int, WarpLane], dict[str, list[
     if not lanes:
         return lanes, {}
     kernels = lanes.kernels
-    widest = int(lanes.warp[lanes.numbers].max()) + 1
     kernel_of_lane = lanes.kernel
-    warp_of_lane = np.where(kernel_of_lane >= 0, lanes.cta * widest + lanes.warp, 0)  # a CTA's warp: once a launch
+    warp_of_lane = np.zeros(len(trace.lanes), dtype=np.int64)  # a CTA's warp (numbered from 0): once a launch
+    numbers = lanes.numbers
+    by = np.lexsort((lanes.warp[numbers], lanes.cta[numbers]))
+    cta, warp = lanes.cta[numbers][by], lanes.warp[numbers][by]
+    warp_of_lane[numbers[by]] = np.cumsum(np.r_[False, (np.diff(cta) != 0) | (np.diff(warp) != 0)])
     event_kernel = kernel_of_lane[trace.columns.lane]
     on_warps = np.flatnonzero(event_kernel >= 0)
     found, first = np.unique(event_kernel[on_warps], return_index=True)

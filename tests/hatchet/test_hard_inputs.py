@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import msgspec
 import pytest
@@ -174,3 +175,35 @@ def test_a_messagepack_extension_value_is_named_as_one_not_as_an_objects_address
     assert result.returncode == 2 and result.stderr.decode() == (
         f"proton-tui: error: {path}: node 'k': metric 'time (ns)' is a MessagePack extension value (type 5), not a "
         "number\n")
+
+
+def warp_event(pid: str, tid: str, ts: float) -> dict:
+    return {"ph": "X", "cat": "k", "name": "s", "pid": pid, "tid": tid, "ts": ts, "dur": 1, "args": {}}
+
+
+def test_warp_numbers_past_64_bits_name_no_warp(tmp_path):
+    """An instrumentation lane whose SM, CTA, warp or line does not fit 64 bits is listed as a lane, not a warp; the
+    warps that can be read still make their launch."""
+    path = tmp_path / "big.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": [
+        warp_event("k Core1 CTA99999999999999999999", "warp 0 (line 0)", 1),
+        warp_event("k Core1 CTA2", "warp 99999999999999999999 (line 0)", 2),
+        warp_event("k Core2 CTA3", "warp 1 (line 0)", 3)]}))
+    done = run_cli("view", str(path), "--plain")
+    assert done.returncode == 0 and not done.stderr, done.stderr.decode()
+    text = done.stdout.decode()
+    assert "k Core1 CTA99999999999999999999 warp 0 (line 0)  1 k event" in text
+    assert "launch 1 of 1 (k): 1 CTA on 1 SM, 1 warp" in text and "slowest: CTA 3 warp 1 (SM 2)" in text
+
+
+def test_a_cta_numbered_in_the_billions_takes_no_more_memory_than_its_warps(tmp_path):
+    """Launches are split by which warps already ran (one mark per warp): warps numbered from 0 by CTA and warp, not
+    by CTA number times warps per CTA, which for CTA 2,000,000,000 asked for gigabytes."""
+    path = tmp_path / "far.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": [warp_event(f"k Core1 CTA{cta}", f"warp {warp} (line 0)", ts)
+                                                for ts, (cta, warp) in enumerate(((2_000_000_000, 3), (1, 0), (1, 1)))]}))
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31)); "  # 2 GiB of address space
+    done = subprocess.run([sys.executable, "-c", limit + "from proton_tui.entry import main; main()", "view", str(path),
+                           "--plain"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-600:]
+    assert "launch 1 of 1 (k): 2 CTAs on 1 SM, 3 warps" in done.stdout.decode()
