@@ -38,7 +38,11 @@ def keep_bytecode() -> Path | None:
         return None  # Python writes it beside the sources on this start
     try:
         folder = cache_home().absolute() / "bytecode"
-    except RuntimeError:  # no home folder to be found (no HOME, a user the system does not know): as before
+        folder.mkdir(parents=True, exist_ok=True)
+        own = all(os.stat(path).st_uid == os.getuid() for path in (folder.parent, folder))
+    except (RuntimeError, OSError):  # no home folder to be found, or none to write in: as before
+        return None
+    if not own or not os.access(folder, os.W_OK):  # another user's folder is not read as code; none to write in
         return None
     sys.pycache_prefix = str(folder)
     sys.dont_write_bytecode = False

@@ -118,3 +118,18 @@ def test_a_relative_cache_folder_is_kept_where_it_was_when_proton_tui_started(tm
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
                           env=environment(tmp_path, site, XDG_CACHE_HOME="relative"))
     assert done.stdout.strip() == str(tmp_path / "relative" / "proton-tui" / "bytecode"), done.stderr
+
+
+def test_a_cache_folder_that_cannot_be_written_or_is_another_users_is_not_used(tmp_path):
+    """Without a folder to write in, every start would compile everything (the bytecode beside the sources is not
+    read once a prefix is set); another user's folder would be read as code."""
+    site = numpy_without_bytecode(tmp_path)
+    script = "from proton_tui.cache import keep_bytecode; import sys; print(keep_bytecode(), sys.pycache_prefix)"
+    (tmp_path / "file").write_text("")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=environment(tmp_path, site, XDG_CACHE_HOME=str(tmp_path / "file" / "x")))
+    assert done.stdout.strip() == "None None", done.stderr
+    other = "import os; os.getuid = (lambda uid: lambda: uid + 1)(os.getuid())  # as someone else\n" + script
+    done = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True,
+                          env=environment(tmp_path, site))
+    assert done.stdout.strip() == "None None", done.stderr

@@ -6,6 +6,7 @@ event."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from operator import attrgetter
@@ -155,15 +156,14 @@ class Pairs:
         """The packed pairs' numbers, each new one numbered after the others in the order it first comes."""
         distinct, where, inverse = np.unique(packed, return_index=True, return_inverse=True)
         numbers = self._lookup(distinct)
-        new = np.flatnonzero(numbers < 0)
+        new = np.flatnonzero(numbers < 0)  # in ascending order, as `distinct` is
         if len(new):
-            new = new[np.argsort(where[new], kind="stable")]
-            numbers[new] = np.arange(len(self.packed), len(self.packed) + len(new))
-            self.packed = np.concatenate([self.packed, distinct[new]])
+            first_come = new[np.argsort(where[new], kind="stable")]
+            numbers[first_come] = np.arange(len(self.packed), len(self.packed) + len(new))
+            self.packed = np.concatenate([self.packed, distinct[first_come]])
             at = np.searchsorted(self._sorted, distinct[new])
-            by = np.argsort(at, kind="stable")
-            self._sorted = np.insert(self._sorted, at[by], distinct[new][by])
-            self._numbers = np.insert(self._numbers, at[by], numbers[new][by])
+            self._sorted = np.insert(self._sorted, at, distinct[new])
+            self._numbers = np.insert(self._numbers, at, numbers[new])
         return numbers.astype(np.int32)[inverse.reshape(-1)]
 
 
@@ -368,8 +368,19 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
         lowered = name.lower()
         kind = GPU if "gpu" in lowered or "stream" in lowered else CPU if "cpu" in lowered or "thread" in lowered \
             else OTHER
-    order = orders.get(key, float(key[1]) if isinstance(key[1], (int, float)) else 0.0)
+    order = orders.get(key, _order_of(key[1]))
     return Lane(key[0], key[1], name, kind, order)
+
+
+def _order_of(tid) -> float:
+    """Where a lane without a sort index goes: by its tid when that is a number (one past the largest float goes
+    after every other), else first."""
+    if not isinstance(tid, (int, float)):
+        return 0.0
+    try:
+        return float(tid)
+    except OverflowError:
+        return math.inf if tid > 0 else -math.inf
 
 
 def _flows(columns: Columns, starts: tuple | None, finishes: tuple | None) -> tuple[int, dict[int, int]]:

@@ -114,9 +114,9 @@ def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
     """The instrumentation lanes among `lanes`: each distinct pid and tid read once (a CTA's pid names a lane per warp
     and line of it, a tid a lane per CTA), the lanes' columns taken from them with array operations."""
     count = len(lanes)
+    nothing = np.zeros(count, dtype=np.int64)
     is_warp = np.fromiter((lane.kind == WARP for lane in lanes), dtype=bool, count=count)
     if not is_warp.any():
-        nothing = np.zeros(count, dtype=np.int64)
         return WarpLanes([], nothing - 1, nothing, nothing, nothing, nothing)
     (pids, pid_of), (tids, tid_of) = (_interned([getattr(lane, side) for lane in lanes]) for side in ("pid", "tid"))
     sites = [_site_numbers(str(pid)) or (None, 0, 0) for pid in pids]
@@ -127,6 +127,8 @@ def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
     sm_of_pid, cta_of_pid = (np.array([site[at] for site in sites], dtype=np.int64) for at in (1, 2))
     warp_of_tid, line_of_tid = (np.array([spot[at] for spot in spots], dtype=np.int64) for at in (0, 1))
     valid = is_warp & (kernel_of_pid[pid_of] >= 0) & (warp_of_tid[tid_of] >= 0)
+    if not valid.any():  # lanes named like warps, none of them readable as one
+        return WarpLanes([], nothing - 1, nothing, nothing, nothing, nothing)
     kernel = kernel_of_pid[pid_of]
     found, first = np.unique(kernel[valid], return_index=True)
     ordered = found[np.argsort(first)]  # the kernels in the order of their first lanes

@@ -336,6 +336,9 @@ class _LaneOrder:
         self.sm = np.zeros(count, dtype=np.int64)
         self.cta = np.zeros(count, dtype=np.int64)
         self.warp[numbers[ordered]] = np.cumsum(new_warp) - 1
+        new_cta = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0)]
+        self.cta_on_sm = np.full(count, -1, dtype=np.int64)  # each (SM, CTA) numbered from 0: a CTA number can be huge
+        self.cta_on_sm[numbers[ordered]] = np.cumsum(new_cta) - 1
         self.line[numbers], self.sm[numbers], self.cta[numbers] = line, sm, cta
         self.rank = np.zeros(count, dtype=np.int64)
         self.rank[numbers[ordered]] = np.arange(len(ordered))
@@ -384,8 +387,7 @@ def _launch(trace: Trace, order: _LaneOrder, kernel: str, number: int, ordinal: 
         events, lane_warps, lines = walk.tolist(), warps.tolist(), order.line[lanes].tolist()
         for low, high in zip([0, *cuts], [*cuts, len(events)]):
             yield order.warps[lane_warps[low]], lines[low], events[low:high]
-    counts = (_distinct(warps), _distinct(order.sm[lanes]),
-              _distinct(order.sm[lanes] * (int(order.cta.max()) + 1) + order.cta[lanes]))
+    counts = (_distinct(warps), _distinct(order.sm[lanes]), _distinct(order.cta_on_sm[lanes]))
     return Launch(kernel, number, ordinal, cycles_of(float(columns.start[indices[0]])),
                   cycles_of(float(columns.end[indices].max())), indices.tolist(), scopes, counts, runs)
 

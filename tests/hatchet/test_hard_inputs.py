@@ -207,3 +207,33 @@ def test_a_cta_numbered_in_the_billions_takes_no_more_memory_than_its_warps(tmp_
                            "--plain"], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()[-600:]
     assert "launch 1 of 1 (k): 2 CTAs on 1 SM, 3 warps" in done.stdout.decode()
+
+
+def test_a_trace_whose_only_warp_lane_has_a_number_past_64_bits_lists_it_as_a_lane(tmp_path):
+    path = tmp_path / "only.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": [warp_event("k Core1 CTA99999999999999999999", "warp 0 (line 0)", 1)]}))
+    done = run_cli("view", str(path), "--plain")
+    assert done.returncode == 0 and not done.stderr, done.stderr.decode()
+    assert "k Core1 CTA99999999999999999999 warp 0 (line 0)  1 k event" in done.stdout.decode()
+
+
+def test_ctas_counted_apart_whatever_their_numbers(tmp_path):
+    """CTA 0 and CTA 2^62 - 1 on SM 0 and CTA 0 on SM 4: three CTAs (counted as SM × CTA numbers, 2^62 wrapped)."""
+    path = tmp_path / "ctas.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": [warp_event(f"k Core{sm} CTA{cta}", f"warp {warp} (line 0)", ts)
+                                                for ts, (sm, cta, warp) in enumerate(((0, 0, 0), (4, 0, 1),
+                                                                                      (0, (1 << 62) - 1, 0)))]}))
+    done = run_cli("view", str(path), "--plain")
+    assert done.returncode == 0, done.stderr.decode()
+    assert "launch 1 of 1 (k): 3 CTAs on 2 SMs, 3 warps" in done.stdout.decode()
+
+
+def test_a_tid_past_the_largest_float_is_a_lane_of_its_own(tmp_path):
+    path = tmp_path / "tid.chrome_trace"
+    path.write_bytes(b'{"traceEvents": [{"ph": "X", "pid": 0, "tid": 1' + b"0" * 400 + b', "ts": 1, "dur": 1, '
+                     b'"name": "k", "cat": "kernel"}, {"ph": "X", "pid": 0, "tid": 3, "ts": 2, "dur": 1, "name": "k", '
+                     b'"cat": "kernel"}]}')
+    done = run_cli("view", str(path), "--plain")
+    assert done.returncode == 0 and not done.stderr, done.stderr.decode()
+    lanes = [line for line in done.stdout.decode().splitlines() if line.startswith("  stream ")]
+    assert lanes[0].startswith("  stream 3 ") and lanes[1].startswith("  stream 1000")

@@ -188,3 +188,46 @@ def test_a_lanes_events_are_its_own_run_not_a_scan_of_the_trace(tmp_path):
     found = {lane: trace.lane_events(lane, None) for lane in range(len(trace.lanes))}
     assert found == expected and len(trace.lanes) > 100
     assert Counted.reads <= 1, f"the whole trace was read {Counted.reads} times for {len(trace.lanes)} lanes"
+
+
+def test_pairs_keep_their_numbers_whatever_order_they_come_in():
+    """(pid, tid) pairs numbered in the order they first come: one met again, in any order and in any piece, keeps
+    its number, and a new one gets the next."""
+    from proton_tui.hatchet.chrome_trace import Pairs
+
+    pairs = Pairs()
+    assert pairs.ids(["A", "B"], ["X", "Y"]).tolist() == [0, 1]
+    assert pairs.ids(["B", "A"], ["X", "Y"]).tolist() == [2, 3]
+    assert pairs.ids(["A", "B", "A", "B", 1, "A"], ["Y", "X", "X", "Y", "X", "Y"]).tolist() == [3, 2, 0, 1, 4, 3]
+    later = Pairs()
+    later.ids([1, "C", "B"], ["X", "X", "Y"])
+    assert pairs.taken_in(later).tolist() == [4, 5, 1]
+    asked = Pairs()
+    asked.ids(["C", "D", "A"], ["X", "X", "Y"])
+    assert pairs.found_in(asked).tolist() == [5, -1, 3]
+
+
+def test_a_lane_met_again_in_a_later_piece_is_one_lane(tmp_path):
+    """Pieces of the file read one after the other (16,384 events each) meet the same lanes in other orders."""
+    pieces = (("A", "X"), ("B", "Y")), (("B", "X"), ("A", "Y")), (("A", "Y"), ("B", "X"))
+    events = [{"ph": "X", "pid": pid, "tid": tid, "ts": at, "dur": 1, "name": "k", "cat": "kernel"}
+              for piece, keys in enumerate(pieces) for at in range(16384 * piece, 16384 * (piece + 1))
+              for pid, tid in [keys[at % 2]]]
+    path = tmp_path / "pieces.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    trace = load_profile(path).trace
+    assert sorted((lane.pid, lane.tid) for lane in trace.lanes) == [("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y")]
+    assert sum(1 for _ in trace.events) == len(events)
+
+
+def test_a_flow_from_a_lane_numbered_out_of_order_still_links_its_launch(tmp_path):
+    events = [{"ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": 1, "name": name, "cat": cat}
+              for pid, tid, ts, name, cat in ((0, 0, 10, "k", "kernel"), (1, 0, 20, "k", "kernel"),
+                                              (0, 1, 30, "launch", "cpu"), (1, 1, 40, "k", "kernel"))]
+    events += [{"ph": "s", "pid": 0, "tid": 1, "ts": 30, "id": 7, "name": "launch->kernel", "cat": "flow"},
+               {"ph": "f", "bp": "e", "pid": 1, "tid": 1, "ts": 40, "id": 7, "name": "launch->kernel", "cat": "flow"}]
+    path = tmp_path / "flow.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    trace = load_profile(path).trace
+    (kernel, launch), = trace.launches.items()
+    assert trace.events[kernel].name == "k" and trace.events[launch].name == "launch"
