@@ -71,7 +71,9 @@ class ProfileViews(ContentSwitcher):
         timeline = self.query_one("#warps")
         timeline.show(trace, Names(), warps)
         timeline.when_drawn(drawn)
-        timeline.focus()
+        # focused now, not after the next paint (`focus` waits for it): a key pressed as soon as the launch shows is
+        # the timeline's
+        self.screen.set_focus(timeline, scroll_visible=False)
 
     @property
     def table(self) -> ProfileTable:
