@@ -15,11 +15,12 @@ from proton_tui.cache import keep_bytecode
 
 def main() -> None:
     """Console-script entry."""
-    if sys.stdout is not None and sys.stdout.isatty():  # someone waits at a terminal, not a job's ranks all at once
+    on_a_terminal = sys.stdout is not None and sys.stdout.isatty()
+    if on_a_terminal:  # someone waits at it, not a job's ranks all at once
         keep_bytecode()
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "view" and not any(arg.startswith("-") for arg in args[1:]) \
-            and sys.stdout.isatty() and not _fleet(args[1:]):  # a capture, or a rank set: a folder or several
+            and on_a_terminal and not _fleet(args[1:]):  # a capture, or a rank set: a folder or several
         from proton_tui.console import error_line
         from proton_tui.hatchet.source import capture_path
         from proton_tui.tui.launch import open_rank_viewer, open_viewer

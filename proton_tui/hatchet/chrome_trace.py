@@ -14,7 +14,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables, order_by
+from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables, interned_ids, order_by
 from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, Lane, launch_metrics, warp_site
 from proton_tui.hatchet.trace import Trace
 
@@ -101,14 +101,7 @@ PH, PID, TID, NAME, CATEGORY, ARGS_OF, TS, DUR, ID = (attrgetter(name) for name 
                                                                                  "args", "ts", "dur", "id"))
 
 
-def _ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
-    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones (and
-    `taken` too, in their order)."""
-    new = [value for value in dict.fromkeys(values) if value not in table]
-    table.update(zip(new, range(len(table), len(table) + len(new))))
-    if taken is not None:
-        taken.extend(new)
-    return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+SIDE = 0xFFFFFFFF  # a packed pair's tid side; its pid side is above it (`>> 32`)
 
 
 class Pairs:
@@ -128,21 +121,21 @@ class Pairs:
 
     def ids(self, pids: list, tids: list) -> np.ndarray:
         """The pairs (pids[i], tids[i]) as numbers, new ones taken in."""
-        first, second = (_ids(values, side, taken) for values, side, taken in zip((pids, tids), self.sides,
+        first, second = (interned_ids(values, side, taken) for values, side, taken in zip((pids, tids), self.sides,
                                                                                    self.values))
         return self._numbered(first.astype(np.int64) << 32 | second)
 
     def taken_in(self, later: Pairs) -> np.ndarray:
         """`later`'s pairs (by their numbers there) as numbers here, new ones taken in, in their order there."""
-        pid_ids, tid_ids = (_ids(values, side, taken).astype(np.int64) for values, side, taken
+        pid_ids, tid_ids = (interned_ids(values, side, taken).astype(np.int64) for values, side, taken
                             in zip(later.values, self.sides, self.values))
-        return self._numbered(pid_ids[later.packed >> 32] << 32 | tid_ids[later.packed & 0xFFFFFFFF])
+        return self._numbered(pid_ids[later.packed >> 32] << 32 | tid_ids[later.packed & SIDE])
 
     def found_in(self, other: Pairs) -> np.ndarray:
         """The number here of each of `other`'s pairs (-1: not here)."""
         pid_ids, tid_ids = (np.array([side.get(value, -1) for value in values], dtype=np.int64)
                             for values, side in zip(other.values, self.sides))
-        pid, tid = pid_ids[other.packed >> 32], tid_ids[other.packed & 0xFFFFFFFF]
+        pid, tid = pid_ids[other.packed >> 32], tid_ids[other.packed & SIDE]
         return np.where((pid >= 0) & (tid >= 0), self._lookup(pid << 32 | tid), -1)
 
     def _lookup(self, packed: np.ndarray) -> np.ndarray:
@@ -225,9 +218,9 @@ class EventColumns:
             number = first + next(at for at, found in enumerate(events) if found is event)
             raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
         self.parts.append((ts, dur, self.lane_keys.ids(list(map(PID, complete)), list(map(TID, complete))),
-                           _ids(list(map(NAME, complete)), self.names),
-                           _ids(list(map(CATEGORY, complete)), self.categories),
-                           _ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
+                           interned_ids(list(map(NAME, complete)), self.names),
+                           interned_ids(list(map(CATEGORY, complete)), self.categories),
+                           interned_ids(list(map(bytes, map(ARGS_OF, complete))), self.args)))
         if phases == {"X"}:
             return  # complete events alone: no lane metadata, no flow point, no metric event that is not complete
         for phase, found in self.flows.items():
@@ -246,14 +239,14 @@ class EventColumns:
     def absorb(self, later: EventColumns) -> None:
         """The columns of the events that follow this one's in the file (gathered on their own), taken in: every
         interned value and (pid, tid) pair numbered as if this one had read them, in the order they first come."""
-        names, categories, args = (_ids(list(table), own) for table, own in ((later.names, self.names),
+        names, categories, args = (interned_ids(list(table), own) for table, own in ((later.names, self.names),
                                                                            (later.categories, self.categories),
                                                                            (later.args, self.args)))
         lanes = self.lane_keys.taken_in(later.lane_keys)
         for ts, dur, lane, name, category, arg in later.parts:
             self.parts.append((ts, dur, lanes[lane], names[name], categories[category], args[arg]))
         flow_keys = self.flow_keys.taken_in(later.flow_keys)
-        flow_ids = _ids(list(later.flow_ids), self.flow_ids).astype(np.int64)
+        flow_ids = interned_ids(list(later.flow_ids), self.flow_ids).astype(np.int64)
         for phase, found in later.flows.items():
             for keys, times, ids in found:
                 other = ids < 0
@@ -351,8 +344,9 @@ def _lanes(pairs: Pairs, names: dict, orders: dict) -> list[Lane]:
     warp_tids = [str(tid).startswith("warp") for tid in tids]
     found = []
     for key in pairs.packed.tolist():
-        pid, tid = pids[key >> 32], tids[key & 0xFFFFFFFF]
-        if warp_pids[key >> 32] and warp_tids[key & 0xFFFFFFFF] and (not names or (pid, tid) not in names):
+        pid_at, tid_at = key >> 32, key & SIDE
+        pid, tid = pids[pid_at], tids[tid_at]
+        if warp_pids[pid_at] and warp_tids[tid_at] and (not names or (pid, tid) not in names):
             found.append(Lane(pid, tid, f"{pid} {tid}", WARP, 0.0))
         else:
             found.append(_lane((pid, tid), names, orders))

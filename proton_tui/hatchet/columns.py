@@ -204,6 +204,16 @@ class IndexMap(Mapping):
         return len(self.keys_)
 
 
+def interned_ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
+    """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones (and
+    `taken` too, in their order)."""
+    new = [value for value in dict.fromkeys(values) if value not in table]
+    table.update(zip(new, range(len(table), len(table) + len(new))))
+    if taken is not None:
+        taken.extend(new)
+    return np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+
+
 def order_by(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The positions sorted by `first`, then `second`, equal pairs in position order: what
     ``np.lexsort((second, first))`` gives, found by one stable sort of complex numbers (`first` their real parts,

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from proton_tui.hatchet.columns import interned_ids
+
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
 
@@ -118,7 +120,9 @@ def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
     is_warp = np.fromiter((lane.kind == WARP for lane in lanes), dtype=bool, count=count)
     if not is_warp.any():
         return WarpLanes([], nothing - 1, nothing, nothing, nothing, nothing)
-    (pids, pid_of), (tids, tid_of) = (_interned([getattr(lane, side) for lane in lanes]) for side in ("pid", "tid"))
+    pids, tids = [], []
+    pid_of, tid_of = (interned_ids([getattr(lane, side) for lane in lanes], {}, distinct)
+                      for side, distinct in (("pid", pids), ("tid", tids)))
     sites = [_site_numbers(str(pid)) or (None, 0, 0) for pid in pids]
     spots = [warp_line(str(tid)) or (-1, 0) for tid in tids]
     names = list(dict.fromkeys(site[0] for site in sites if site[0] is not None))
@@ -137,13 +141,6 @@ def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
     return WarpLanes([names[at] for at in ordered.tolist()], np.where(valid, renumbered[np.maximum(kernel, 0)], -1),
                      *(np.where(valid, column, 0) for column in (sm_of_pid[pid_of], cta_of_pid[pid_of],
                                                                  warp_of_tid[tid_of], line_of_tid[tid_of])))
-
-
-def _interned(values: list) -> tuple[list, np.ndarray]:
-    """The distinct values (in the order they first come) and each value's index among them."""
-    distinct = list(dict.fromkeys(values))
-    index = {value: at for at, value in enumerate(distinct)}
-    return distinct, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 @lru_cache(maxsize=1 << 16)  # as warp_site's

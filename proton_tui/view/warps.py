@@ -320,26 +320,24 @@ def warp_trace(trace: Trace, clock_khz: int | None = None) -> WarpTrace | None:
 
 class _LaneOrder:
     """The warp lanes in the timeline's order (SM, CTA, warp, line), each one's warp (an index into the sorted
-    warps) and line, as arrays by lane number."""
+    warps), (SM, CTA), SM and line, as arrays by lane number."""
 
     def __init__(self, trace: Trace, lanes: WarpLanes) -> None:
         numbers = lanes.numbers
         sm, cta, warp, line = (column[numbers] for column in (lanes.sm, lanes.cta, lanes.warp, lanes.line))
         ordered = np.lexsort((numbers, line, warp, cta, sm))  # the timeline's order, ties by lane number
-        new_warp = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0) |
-                         (np.diff(warp[ordered]) != 0)]  # where the lanes of the next warp start
+        new_cta = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0)]  # the next (SM, CTA)'s
+        new_warp = new_cta | np.r_[True, np.diff(warp[ordered]) != 0]  # where the lanes of the next warp start
         first = ordered[new_warp]
         self.warps = [Warp(*key) for key in zip(sm[first].tolist(), cta[first].tolist(), warp[first].tolist())]
         count = len(trace.lanes)
         self.warp = np.full(count, -1, dtype=np.int64)
         self.line = np.zeros(count, dtype=np.int64)
         self.sm = np.zeros(count, dtype=np.int64)
-        self.cta = np.zeros(count, dtype=np.int64)
         self.warp[numbers[ordered]] = np.cumsum(new_warp) - 1
-        new_cta = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0)]
         self.cta_on_sm = np.full(count, -1, dtype=np.int64)  # each (SM, CTA) numbered from 0: a CTA number can be huge
         self.cta_on_sm[numbers[ordered]] = np.cumsum(new_cta) - 1
-        self.line[numbers], self.sm[numbers], self.cta[numbers] = line, sm, cta
+        self.line[numbers], self.sm[numbers] = line, sm
         self.rank = np.zeros(count, dtype=np.int64)
         self.rank[numbers[ordered]] = np.arange(len(ordered))
 
