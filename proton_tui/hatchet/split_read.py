@@ -5,7 +5,8 @@ The stretches are cut at a `}` followed by `,` and the next event's `{`. Such a 
 then the stretch before it cannot decode: a stretch that starts where an event starts, decoded as a list, leaves a
 string open where it ends inside one. The first stretch starts where the list does, so when every stretch decodes,
 every cut was right. Each worker is forked from this process (sharing its modules and the open file), decodes its
-stretch a piece at a time into columns (`trace_stream.read_events`) and hands them back through a pipe; its
+stretch a piece at a time into columns (`trace_stream.read_events`) and hands them back in a file of memory made
+for it before the fork (where the system has one; else through its pipe, whose closing says it is done); its
 columns are taken in, stretch after stretch, as if one reader had read them (`EventColumns.absorb`). Anything else
 (a worker that fails, a stretch that does not decode, keys after the events that are not right) and the trace is
 read by one reader from the start, which words every error as it always does.
@@ -29,7 +30,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from proton_tui.hatchet.errors import LoadCancelled
 
@@ -95,7 +96,7 @@ class SplitRead:
 
     def __init__(self, path: Path, trace_file: TraceFile, workers: int) -> None:
         self.path, self.fd, self.size = path, trace_file.fd, trace_file.size
-        self.children: list[tuple[int, int, int]] = []  # (pid, the read end of its pipe, where its stretch ends)
+        self.children: list[Child] = []
         self._lock = threading.Lock()  # a kill from another thread never signals a worker already reaped
         self.head: bytes = b""
         stretches = self._stretches(workers)  # imports the reader (and numpy) here, once for every worker
@@ -145,31 +146,32 @@ class SplitRead:
 
     def _fork(self, start: int, end: int, last: bool) -> None:
         read_end, write_end = os.pipe()
+        scratch = _scratch()
         parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
-            os.close(read_end)
-            os.close(write_end)
+            for fd in (read_end, write_end) if scratch is None else (read_end, write_end, scratch):
+                os.close(fd)
             raise
         if pid == 0:  # the worker: nothing of the parent's runs here, and it leaves without its exit handlers
             code = 1
             try:
                 os.close(read_end)
-                for _, earlier, _ in self.children:  # the earlier workers' pipes: only the reader holds them
-                    os.close(earlier)
+                for earlier in self.children:  # the earlier workers' pipes and files: only the reader holds them
+                    earlier.close()
                 _die_with(parent)
                 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it (an ignored one stays ignored)
                 gc.disable()
                 payload = pickle.dumps(_decode(self.path, self.fd, start, end, last), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as out:
+                with os.fdopen(write_end if scratch is None else scratch, "wb") as out:
                     out.write(payload)
                 code = 0
             finally:
                 os._exit(code)
         os.close(write_end)
-        self.children.append((pid, read_end, end))
+        self.children.append(Child(pid, read_end, scratch, end))
 
     def trace(self, cancelled: Callable[[], bool] = lambda: False,
               progress: Callable[[int], None] = lambda done: None) -> Trace | None:
@@ -181,10 +183,15 @@ class SplitRead:
         if not self.children:
             return None
         gathered: list = []
-        for pid, fd, end in list(self.children):
-            payload = self._collect(fd, cancelled)
+        for child in list(self.children):
+            payload = self._collect(child.pipe, cancelled)
             found = None
-            if self._reaped(pid) == 0 and payload:  # a worker killed while it handed back leaves a part
+            status = self._reaped(child.pid)
+            if status == 0 and child.scratch is not None:
+                payload = _whole(child.scratch)
+            if status is not None:
+                child.close()
+            if status == 0 and payload:  # a worker killed while it handed back leaves a part
                 try:
                     found = pickle.loads(payload)
                 except Exception:  # noqa: BLE001 - whatever it left, one reader reads the file instead
@@ -193,7 +200,7 @@ class SplitRead:
                 self.close()
                 return None
             gathered.append(found)
-            progress(end)
+            progress(child.end)
         self.close()
         columns, *later = (found[0] for found in gathered)
         for more in later:
@@ -220,15 +227,15 @@ class SplitRead:
                 return b"".join(chunks)
             chunks.append(chunk)
 
-    def _reaped(self, pid: int) -> int:
-        """The worker's exit status, once it has ended (it is taken off the workers)."""
+    def _reaped(self, pid: int) -> int | None:
+        """The worker's exit status, once it has ended (it is taken off the workers; its pipe and file are then the
+        caller's to close); None where `close` took it off first."""
         with self._lock:
-            for at, (child, fd, _) in enumerate(self.children):
-                if child == pid:
+            for at, child in enumerate(self.children):
+                if child.pid == pid:
                     del self.children[at]
-                    os.close(fd)
                     return _wait(pid)
-        return -1
+        return None
 
     def kill(self) -> None:
         """Stop the workers still running (from any thread; `close` reaps them)."""
@@ -240,16 +247,56 @@ class SplitRead:
         with self._lock:
             children, self.children = self.children, []
             _stop(children)
-            for pid, fd, _ in children:
-                os.close(fd)
-                _wait(pid)
+            for child in children:
+                child.close()
+                _wait(child.pid)
 
 
-def _stop(children: list[tuple[int, int, int]]) -> None:
+class Child(NamedTuple):
+    """A worker: its pid, the read end of its pipe, the file of memory it hands its columns back in (None: it
+    hands them back through the pipe) and where its stretch ends."""
+
+    pid: int
+    pipe: int
+    scratch: int | None
+    end: int
+
+    def close(self) -> None:
+        """Close this process's ends of the worker's pipe and file (once: whoever takes it off the workers)."""
+        for fd in (self.pipe,) if self.scratch is None else (self.pipe, self.scratch):
+            os.close(fd)
+
+
+def _scratch() -> int | None:
+    """A file in memory that a worker hands its columns back in (Linux): written whole without waiting for the
+    reader, then read at once; None where the system has none (the pipe carries them)."""
+    try:
+        return os.memfd_create("proton-tui-part", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        return None
+
+
+def _whole(fd: int) -> bytes:
+    """What a worker wrote in its file (empty where it cannot be read)."""
+    try:
+        size = os.fstat(fd).st_size
+        chunks, at = [], 0
+        while at < size:
+            chunk = os.pread(fd, size - at, at)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            at += len(chunk)
+        return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    except OSError:
+        return b""
+
+
+def _stop(children: list[Child]) -> None:
     """SIGKILL each worker (one already gone is passed over)."""
-    for pid, _, _ in children:
+    for child in children:
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(child.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 

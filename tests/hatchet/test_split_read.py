@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -304,9 +305,10 @@ def test_negative_and_text_flow_ids_read_by_workers_are_the_flows_one_reader_fin
     assert decode_trace(crossed).flow_count == 0  # -1 and "x" are two flows, neither whole
 
 
-def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_reader(tmp_path, large):
-    """A worker killed (by the out-of-memory killer, say) with part of its columns in the pipe: the part is never
-    taken for the whole, and one reader reads the file."""
+def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_reader(tmp_path, large, monkeypatch):
+    """A worker killed (by the out-of-memory killer, say) with part of its columns in the pipe (a system with no file
+    of memory to hand them back in): the part is never taken for the whole, and one reader reads the file."""
+    monkeypatch.setattr(split_read, "_scratch", lambda: None)
     events = [f'{{"ph": "X", "name": "kernel_{at}", "cat": "kernel", "pid": 0, "tid": 7, "ts": {at}, "dur": 1, '
               f'"args": {{"u": {at}}}}}' for at in range(60_000)]
     path = tmp_path / "many_names.chrome_trace"
@@ -329,6 +331,31 @@ def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_r
     finally:
         pending.close()
     assert_same(profile.trace, stream_trace(path, in_pieces(path.read_bytes(), 1 << 20)))
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no file of memory on this system: the pipe carries it")
+def test_a_worker_that_cannot_write_its_columns_whole_sends_the_read_to_one_reader(tmp_path, large):
+    """A worker whose columns stop part way into its file (here the file-size limit, 64 KB, that it was forked
+    under): the part is never taken for the whole, and one reader reads the file, the same trace."""
+    events = [f'{{"ph": "X", "name": "kernel_{at}", "cat": "kernel", "pid": 0, "tid": 7, "ts": {at}, "dur": 1, '
+              f'"args": {{"u": {at}}}}}' for at in range(60_000)]
+    path = tmp_path / "many_names.chrome_trace"
+    path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    with source.streamed(path, settled=True) as trace_file:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, limit[1]))
+        try:
+            reading = SplitRead(path, trace_file, 2)
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+        children = list(reading.children)
+        try:
+            assert len(children) == 2 and all(child.scratch is not None for child in children)
+            assert reading.trace() is None
+        finally:
+            reading.close()
+    assert alive([child.pid for child in children]) == []
+    assert_same(read_with_workers(path, 2).trace, stream_trace(path, in_pieces(path.read_bytes(), 1 << 20)))
 
 
 def test_an_abandoned_read_stops_its_workers_while_they_are_collected(tmp_path, large, big_trace):
