@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from proton_tui.hatchet.columns import NO_ARGS, Columns, IndexMap, arg_tables, interned_ids, order_by
-from proton_tui.hatchet.lanes import CPU, GPU, OTHER, WARP, Lane, launch_metrics, warp_site
+from proton_tui.hatchet.lanes import CPU, GPU, KINDS, OTHER, WARP, LaneTable, launch_metrics, warp_site
 from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
@@ -263,10 +263,11 @@ class EventColumns:
                                               else np.zeros(0, dtype=np.float64 if at < 2 else np.int32)
                                               for at in range(6))
         self.parts = []
-        # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted
+        # lanes are the (pid, tid) pairs that hold complete events, in the order they first come, then sorted by
+        # order then name (a stable sort by name, then one by order)
         lanes = _told_apart(_lanes(self.lane_keys, self.lane_names, self.orders), self.process_names)
-        keys = [(lane.order, str(lane.name)) for lane in lanes]
-        order = sorted(range(len(lanes)), key=keys.__getitem__)
+        by_name = np.array(sorted(range(len(lanes)), key=lanes.names.__getitem__), dtype=np.int64)
+        order = by_name[np.argsort(lanes.order[by_name], kind="stable")]
         number_of_key = np.zeros(len(lanes), dtype=np.int32)
         number_of_key[order] = np.arange(len(lanes), dtype=np.int32)
         lane = number_of_key[lane] if len(lanes) else lane
@@ -287,7 +288,7 @@ class EventColumns:
             if found is not None:
                 flows[phase] = (flow_lane[found[0]], found[1] * NS_PER_US - origin, found[2])
         flow_count, launches = _flows(columns, flows["s"], flows["f"])
-        return Trace([lanes[i] for i in order], columns, flow_count, launches, base, self.metric_events)
+        return Trace(lanes.taken(order), columns, flow_count, launches, base, self.metric_events)
 
 
 def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple, float], dict[object, str]]:
@@ -307,23 +308,29 @@ def _lane_metadata(events: list[RawEvent]) -> tuple[dict[tuple, str], dict[tuple
     return names, orders, processes
 
 
-def _told_apart(lanes: list[Lane], processes: dict[object, str]) -> list[Lane]:
+def _told_apart(lanes: LaneTable, processes: dict[object, str]) -> LaneTable:
     """The lanes, each whose name a lane of another process has too named after its process first (the ranks of a
     merged trace each have a `CPU Thread 0`): `rank 1 · CPU Thread 0`; `python (pid 2) · …` where another process
     has that name too, `pid 2 · …` where the process has none."""
-    if len({lane.name for lane in lanes}) == len(lanes):  # every name its own (a warp per lane, say): none to tell
+    names = lanes.names
+    if len(set(names)) == len(names):  # every name its own (a warp per lane, say): none to tell
         return lanes
+    pids = [lanes.pids[at] for at in lanes.pid.tolist()]
     pids_of: dict[str, set] = {}
-    for lane in lanes:
-        pids_of.setdefault(lane.name, set()).add(lane.pid)
-    named = Counter(processes.get(pid) for pid in {lane.pid for lane in lanes})
+    for name, pid in zip(names, pids):
+        pids_of.setdefault(name, set()).add(pid)
+    named = Counter(processes.get(pid) for pid in set(pids))
 
     def process(pid) -> str:
         name = processes.get(pid)
         return f"pid {pid}" if name is None else name if named[name] == 1 else f"{name} (pid {pid})"
 
-    return [lane._replace(name=f"{process(lane.pid)} · {lane.name}", own_name=lane.name)
-            if len(pids_of[lane.name]) > 1 else lane for lane in lanes]
+    shared = [at for at, name in enumerate(names) if len(pids_of[name]) > 1]
+    told = list(names)
+    for at in shared:
+        told[at] = f"{process(pids[at])} · {names[at]}"
+    return LaneTable(lanes.pids, lanes.tids, lanes.pid, lanes.tid, told, lanes.kind, lanes.order,
+                     {at: names[at] for at in shared})
 
 
 def _args(event: RawEvent) -> dict:
@@ -335,26 +342,31 @@ def _args(event: RawEvent) -> dict:
     return args if isinstance(args, dict) else NO_ARGS
 
 
-def _lanes(pairs: Pairs, names: dict, orders: dict) -> list[Lane]:
+def _lanes(pairs: Pairs, names: dict, orders: dict) -> LaneTable:
     """The lanes of the (pid, tid) pairs, by number. A pair with no name in the metadata whose pid names a kernel, SM
-    and CTA (`warp_site`) and whose tid begins with "warp" is a warp of one CTA of an instrumented kernel; each pid and
-    tid is asked once (a CTA's pid names a lane per warp and line of it)."""
+    and CTA (`warp_site`) and whose tid begins with "warp" is a warp of one CTA of an instrumented kernel, named
+    `<pid> <tid>`; each pid and tid is asked once (a CTA's pid names a lane per warp and line of it)."""
     pids, tids = pairs.values
-    warp_pids = [isinstance(pid, str) and warp_site(pid) is not None for pid in pids]
-    warp_tids = [str(tid).startswith("warp") for tid in tids]
-    found = []
-    for key in pairs.packed.tolist():
-        pid_at, tid_at = key >> 32, key & SIDE
-        pid, tid = pids[pid_at], tids[tid_at]
-        if warp_pids[pid_at] and warp_tids[tid_at] and (not names or (pid, tid) not in names):
-            found.append(Lane(pid, tid, f"{pid} {tid}", WARP, 0.0))
-        else:
-            found.append(_lane((pid, tid), names, orders))
-    return found
+    pid, tid = pairs.packed >> 32, pairs.packed & SIDE
+    count = len(pid)
+    warp = np.zeros(count, dtype=bool)
+    if count:
+        warp = np.array([isinstance(value, str) and warp_site(value) is not None for value in pids], dtype=bool)[pid] \
+            & np.array([str(value).startswith("warp") for value in tids], dtype=bool)[tid]
+    pid_at, tid_at = pid.tolist(), tid.tolist()
+    if names:  # a warp's pair named in the metadata is that lane
+        warp[[at for at in np.flatnonzero(warp).tolist() if (pids[pid_at[at]], tids[tid_at[at]]) in names]] = False
+    pid_text, tid_text = [str(value) for value in pids], [str(value) for value in tids]
+    lane_names = [f"{pid_text[p]} {tid_text[t]}" for p, t in zip(pid_at, tid_at)]
+    kind = np.full(count, KINDS.index(WARP), dtype=np.int8)
+    order = np.zeros(count, dtype=np.float64)
+    for at in np.flatnonzero(~warp).tolist():
+        lane_names[at], kind[at], order[at] = _lane((pids[pid_at[at]], tids[tid_at[at]]), names, orders)
+    return LaneTable(pids, tids, pid, tid, lane_names, kind, order)
 
 
-def _lane(key: tuple, names: dict, orders: dict) -> Lane:
-    """Any other lane: named in the metadata, or a stream of 3.6."""
+def _lane(key: tuple, names: dict, orders: dict) -> tuple[str, int, float]:
+    """Any other lane's name, kind (an index into KINDS) and order: named in the metadata, or a stream of 3.6."""
     name = names.get(key)
     if name is None:  # 3.6: no metadata, the tid is the stream
         name, kind = f"stream {key[1]}", GPU
@@ -362,8 +374,7 @@ def _lane(key: tuple, names: dict, orders: dict) -> Lane:
         lowered = name.lower()
         kind = GPU if "gpu" in lowered or "stream" in lowered else CPU if "cpu" in lowered or "thread" in lowered \
             else OTHER
-    order = orders.get(key, _order_of(key[1]))
-    return Lane(key[0], key[1], name, kind, order)
+    return name, KINDS.index(kind), orders.get(key, _order_of(key[1]))
 
 
 def _order_of(tid) -> float:

@@ -5,7 +5,7 @@ carries."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -14,13 +14,13 @@ import numpy as np
 from proton_tui.hatchet.columns import interned_ids
 
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
+KINDS = (GPU, CPU, WARP, OTHER)  # a lane's kind in `LaneTable.kind`: an index into these
 # instrumentation traces: pid "<kernel> Core<SM> CTA<id>", tid "warp <w> (line <l>)"
 
 
 class Lane(NamedTuple):
-    """One row of the timeline: a GPU stream, a CPU thread (≥ 3.8 names them), or a stream id alone (3.6). A named
-    tuple: an instrumentation trace has a lane per warp and line of every CTA on every SM it ran on (56,576 in one of
-    the payload's traces), and a tuple is made in a third of a frozen dataclass's time."""
+    """One row of the timeline: a GPU stream, a CPU thread (≥ 3.8 names them), an instrumented kernel's warp, or a
+    stream id alone (3.6); `LaneTable` makes one when it is asked for."""
 
     pid: object
     tid: object
@@ -28,6 +28,73 @@ class Lane(NamedTuple):
     kind: str
     order: float
     own_name: str | None = None  # the name without its process, where `name` says the process to tell lanes apart
+
+
+class LaneTable(Sequence):
+    """A trace's lanes by number, held as columns, each `Lane` made when asked for: an instrumentation trace has a
+    lane per warp and line of every CTA on every SM it ran on (56,576 in one of the payload's traces). `pids` and
+    `tids` are the distinct pids and tids, `pid` and `tid` each lane's index into them; `names`, each lane's name;
+    `kind`, an index into KINDS; `order`, where it sorts; `own_names`, lane → its name without its process, where
+    its name says the process."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, pids: list, tids: list, pid: np.ndarray, tid: np.ndarray, names: list[str], kind: np.ndarray,
+                 order: np.ndarray, own_names: dict[int, str] | None = None) -> None:
+        self.pids, self.tids, self.pid, self.tid, self.names = pids, tids, pid, tid, names
+        self.kind, self.order, self.own_names = kind, order, own_names or {}
+
+    @classmethod
+    def of(cls, lanes: Iterable[Lane]) -> LaneTable:
+        """The table of these lanes, in their order."""
+        lanes = list(lanes)
+        pids: list = []
+        tids: list = []
+        pid, tid = (interned_ids([lane[side] for lane in lanes], {}, distinct).astype(np.int64)
+                    for side, distinct in ((0, pids), (1, tids)))
+        return cls(pids, tids, pid, tid, [lane.name for lane in lanes],
+                   np.array([KINDS.index(lane.kind) for lane in lanes], dtype=np.int8),
+                   np.array([lane.order for lane in lanes], dtype=np.float64),
+                   {at: lane.own_name for at, lane in enumerate(lanes) if lane.own_name is not None})
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return Lane(self.pids[self.pid[index]], self.tids[self.tid[index]], self.names[index],
+                    KINDS[self.kind[index]], float(self.order[index]), self.own_names.get(index))
+
+    def __iter__(self) -> Iterator[Lane]:
+        pids, tids, own = self.pids, self.tids, self.own_names
+        for at, (pid, tid, name, kind, order) in enumerate(zip(self.pid.tolist(), self.tid.tolist(), self.names,
+                                                               self.kind.tolist(), self.order.tolist())):
+            yield Lane(pids[pid], tids[tid], name, KINDS[kind], order, own.get(at))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"LaneTable({list(self)!r})"
+
+    @property
+    def is_warp(self) -> np.ndarray:
+        """Which lanes are an instrumented kernel's warps."""
+        return self.kind == KINDS.index(WARP)
+
+    def taken(self, order: np.ndarray) -> LaneTable:
+        """The lanes at these numbers, in this order."""
+        numbers, own = order.tolist(), self.own_names
+        return LaneTable(self.pids, self.tids, self.pid[order], self.tid[order], [self.names[old] for old in numbers],
+                         self.kind[order], self.order[order],
+                         {new: own[old] for new, old in enumerate(numbers) if old in own} if own else {})
 
 
 class LaneSummary:
@@ -86,7 +153,7 @@ class WarpLane(NamedTuple):
 
 def warp_lane(lane: Lane) -> WarpLane | None:
     """The SM, CTA, warp and line of an instrumentation lane; None for any other lane."""
-    return warp_lanes([lane]).get(0)
+    return warp_lanes(LaneTable.of([lane])).get(0)
 
 
 class WarpLanes(Mapping):
@@ -112,17 +179,15 @@ class WarpLanes(Mapping):
         return iter(self.numbers.tolist())
 
 
-def warp_lanes(lanes: Sequence[Lane]) -> WarpLanes:
+def warp_lanes(lanes: LaneTable) -> WarpLanes:
     """The instrumentation lanes among `lanes`: each distinct pid and tid read once (a CTA's pid names a lane per warp
     and line of it, a tid a lane per CTA), the lanes' columns taken from them with array operations."""
     count = len(lanes)
     nothing = np.zeros(count, dtype=np.int64)
-    is_warp = np.fromiter((lane.kind == WARP for lane in lanes), dtype=bool, count=count)
+    is_warp = lanes.is_warp
     if not is_warp.any():
         return WarpLanes([], nothing - 1, nothing, nothing, nothing, nothing)
-    pids, tids = [], []
-    pid_of, tid_of = (interned_ids([getattr(lane, side) for lane in lanes], {}, distinct)
-                      for side, distinct in (("pid", pids), ("tid", tids)))
+    pids, tids, pid_of, tid_of = lanes.pids, lanes.tids, lanes.pid, lanes.tid
     sites = [_site_numbers(str(pid)) or (None, 0, 0) for pid in pids]
     spots = [warp_line(str(tid)) or (-1, 0) for tid in tids]
     names = list(dict.fromkeys(site[0] for site in sites if site[0] is not None))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from proton_tui.hatchet.columns import merged, segment_bounds
+from proton_tui.hatchet.columns import merged, segment_bounds, time_order
 from proton_tui.hatchet.lanes import LaneSummary, WarpLane, warp_lanes
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def split_launches(trace: Trace, indices: np.ndarray, warp_of_lane: np.ndarray) 
     """One kernel's events (in column order) as launches: cut where an event starts after every earlier one has
     ended, each piece joining the launch before it unless one of its warps already ran there."""
     columns = trace.columns
-    order = indices[np.argsort(columns.start[indices], kind="stable")]
+    order = indices[time_order(columns.start[indices])]
     starts, ends = columns.start[order], columns.end[order]
     cuts = np.flatnonzero(starts[1:] > np.maximum.accumulate(ends)[:-1]) + 1
     bounds = [0, *cuts.tolist(), len(order)]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from proton_tui.hatchet.columns import Columns, Event, EventList, segment_bounds
-from proton_tui.hatchet.lanes import WARP, Lane, LaneSummary, WarpLane
+from proton_tui.hatchet.columns import Columns, Event, EventList, segment_bounds, time_order
+from proton_tui.hatchet.lanes import LaneSummary, LaneTable, WarpLane
 from proton_tui.hatchet.lanes import warp_lane as warp_lane  # where the views have read it
 from proton_tui.hatchet.launches import lane_summaries, warp_launches
 from proton_tui.hatchet.trace_tree import trace_tree
@@ -26,7 +26,7 @@ class Trace:
     launch → kernel flows the trace holds, and which event launched which kernel where the flow starts at an event
     (kernel index → launch index)."""
 
-    lanes: list[Lane]
+    lanes: LaneTable
     columns: Columns
     flow_count: int
     launches: dict[int, int]
@@ -44,7 +44,7 @@ class Trace:
     @property
     def has_warps(self) -> bool:
         """Whether any lane is a warp of an instrumented kernel (an instrumentation trace)."""
-        return any(lane.kind == WARP for lane in self.lanes)
+        return bool(self.lanes.is_warp.any())
 
     @property
     def lane_bounds(self) -> np.ndarray:
@@ -112,7 +112,7 @@ class Trace:
             columns = self.columns
             wanted = columns.names.index(name) if name in columns.names else -1
             picked = np.flatnonzero((columns.name == wanted) & columns.category_mask("kernel"))
-            order = picked[np.argsort(columns.start[picked], kind="stable")]  # equal starts: in column order
+            order = picked[time_order(columns.start[picked])]  # equal starts: in column order
             found = self._by_name[name] = (order.tolist(), columns.start[order].tolist())
         return found[0]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from proton_tui.hatchet.columns import order_by
-from proton_tui.hatchet.lanes import WARP, warp_site
+from proton_tui.hatchet.lanes import warp_site
 
 if TYPE_CHECKING:
     from proton_tui.hatchet.trace import Trace
@@ -34,8 +34,7 @@ def trace_tree(trace: Trace) -> dict:
         return parent
 
     columns = trace.columns
-    on_warp = np.array([lane.kind == WARP for lane in trace.lanes], dtype=bool)[columns.lane] if trace.lanes \
-        else np.zeros(0, dtype=bool)
+    on_warp = trace.lanes.is_warp[columns.lane] if len(trace.lanes) else np.zeros(0, dtype=bool)
     _kernels(trace, np.flatnonzero(columns.category_mask("kernel") & ~on_warp), node_at)
     _warps(trace, np.flatnonzero(on_warp), node_at)
     return root

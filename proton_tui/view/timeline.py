@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from proton_tui.hatchet.columns import time_order
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_tick
 from proton_tui.view.warps import Launch, Warp, WarpTrace
@@ -57,7 +58,7 @@ class RowEvents:
     @classmethod
     def of_events(cls, trace: Trace, events: list[int]) -> RowEvents:
         columns, chosen = trace.columns, np.asarray(events, dtype=np.int64)
-        ordered = chosen[np.argsort(columns.start[chosen], kind="stable")]
+        ordered = chosen[time_order(columns.start[chosen])]
         ends = np.maximum.accumulate(columns.end[ordered]).tolist() if len(ordered) else []
         return cls(columns.start[ordered].tolist(), ends, ordered.tolist())
 

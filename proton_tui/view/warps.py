@@ -54,12 +54,32 @@ class Sample(NamedTuple):
     event: int
 
 
+class SortedWarps(Sequence):
+    """A trace's warps in the timeline's order (SM, CTA, warp), held as columns, each `Warp` made when asked for (a
+    trace whose CTAs moved between SMs has one per launch: 28,288 in one of the payload's traces)."""
+
+    def __init__(self, sm: np.ndarray, cta: np.ndarray, warp: np.ndarray) -> None:
+        self.sm, self.cta, self.warp = sm, cta, warp
+
+    def __len__(self) -> int:
+        return len(self.sm)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[at] for at in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return Warp(int(self.sm[index]), int(self.cta[index]), int(self.warp[index]))
+
+
 @dataclass(frozen=True)
 class Samples:
     """Warps' cycles in a scope as columns: the warp (an index into `warps`, which is sorted), the launch, the
     cycles and the scope's (longest) event."""
 
-    warps: list[Warp]
+    warps: Sequence[Warp]
     warp: np.ndarray
     launch: np.ndarray
     cycles: np.ndarray
@@ -329,7 +349,7 @@ class _LaneOrder:
         new_cta = np.r_[True, (np.diff(sm[ordered]) != 0) | (np.diff(cta[ordered]) != 0)]  # the next (SM, CTA)'s
         new_warp = new_cta | np.r_[True, np.diff(warp[ordered]) != 0]  # where the lanes of the next warp start
         first = ordered[new_warp]
-        self.warps = [Warp(*key) for key in zip(sm[first].tolist(), cta[first].tolist(), warp[first].tolist())]
+        self.warps = SortedWarps(sm[first], cta[first], warp[first])
         count = len(trace.lanes)
         self.warp = np.full(count, -1, dtype=np.int64)
         self.line = np.zeros(count, dtype=np.int64)

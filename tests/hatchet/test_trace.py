@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
 from proton_tui.hatchet.cycles import UNATTRIBUTED
+from proton_tui.hatchet.lanes import LaneTable
 from tests.helpers import CLI, FIXTURES, REPO
 
 V36 = FIXTURES / "vecadd_trace.chrome_trace"  # Triton 3.6.0 on an H200: the payload, 5 launches
@@ -98,9 +100,9 @@ def test_a_bad_trace_is_one_line_exit_2(tmp_path, content, words):
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and words in result.stderr
 
 
-def test_lanes_of_one_name_in_several_processes_are_named_after_their_process(tmp_path):
-    """Each lane a process of its own has the name of is named after its process (by its pid where two processes
-    share a name, or have none); a name no other process has stays as it is."""
+def processes_trace(path: Path, more: list | None = None) -> Path:
+    """A trace whose processes each have a `CPU Thread 0` (rank 0; two named python; one unnamed) and one a GPU
+    stream, and `more` events."""
     def process(pid, name=None):
         named = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}] if name else []
         return named + [
@@ -108,12 +110,43 @@ def test_lanes_of_one_name_in_several_processes_are_named_after_their_process(tm
             {"ph": "X", "name": "step", "cat": "scope", "pid": pid, "tid": 0, "ts": 1.0, "dur": 2.0}]
     solo = [{"ph": "M", "name": "thread_name", "pid": 5, "tid": 1, "args": {"name": "GPU Stream 7"}},
             {"ph": "X", "name": "k", "cat": "kernel", "pid": 5, "tid": 1, "ts": 1.0, "dur": 1.0}]
-    path = tmp_path / "processes.chrome_trace"
     path.write_text(json.dumps({"traceEvents": process(1, "rank 0") + process(2, "python") + process(3, "python")
-                                + process(4) + solo}))
+                                + process(4) + solo + (more or [])}))
+    return path
+
+
+def test_lanes_of_one_name_in_several_processes_are_named_after_their_process(tmp_path):
+    """Each lane a process of its own has the name of is named after its process (by its pid where two processes
+    share a name, or have none); a name no other process has stays as it is."""
+    path = processes_trace(tmp_path / "processes.chrome_trace")
     names = sorted(lane.name for lane in load_profile(path).trace.lanes)
     assert names == ["GPU Stream 7", "pid 4 · CPU Thread 0", "python (pid 2) · CPU Thread 0",
                      "python (pid 3) · CPU Thread 0", "rank 0 · CPU Thread 0"]
+
+
+def test_a_traces_lanes_are_the_same_lanes_however_they_are_asked_for(tmp_path):
+    """The lanes (held as columns, each made when asked for) are the same by number, from the end, by slice and one
+    after another, in order of their sort index then name; a lane told apart by its process keeps its own name; a
+    warp's lane is named by its pid and tid unless the metadata names that pair (then it is the lane named so)."""
+    warp = {"ph": "X", "name": "s", "cat": "scope", "ts": 1.0, "dur": 1.0}
+    more = [dict(warp, pid="k Core1 CTA2", tid="warp 0 (line 0)"), dict(warp, pid="k Core1 CTA3", tid="warp 1"),
+            {"ph": "M", "name": "thread_name", "pid": "k Core1 CTA3", "tid": "warp 1", "args": {"name": "GPU Stream 9"}},
+            {"ph": "M", "name": "thread_sort_index", "pid": 5, "tid": 1, "args": {"sort_index": -1}}]
+    lanes = load_profile(processes_trace(tmp_path / "processes.chrome_trace", more)).trace.lanes
+    every = list(lanes)
+    assert every == [lanes[at] for at in range(len(lanes))] == lanes[:] and lanes == every and lanes != every[1:]
+    assert lanes[-1] == every[-1] and lanes[2:4] == every[2:4] and LaneTable.of(every) == lanes
+    with pytest.raises(IndexError):
+        lanes[len(lanes)]
+    assert [(lane.order, lane.name) for lane in every] == sorted((lane.order, lane.name) for lane in every)
+    assert [(lane.pid, lane.tid, lane.name, lane.kind, lane.order, lane.own_name) for lane in every] == [
+        (5, 1, "GPU Stream 7", "gpu", -1.0, None),
+        ("k Core1 CTA3", "warp 1", "GPU Stream 9", "gpu", 0.0, None),
+        ("k Core1 CTA2", "warp 0 (line 0)", "k Core1 CTA2 warp 0 (line 0)", "warp", 0.0, None),
+        (4, 0, "pid 4 · CPU Thread 0", "cpu", 0.0, "CPU Thread 0"),
+        (2, 0, "python (pid 2) · CPU Thread 0", "cpu", 0.0, "CPU Thread 0"),
+        (3, 0, "python (pid 3) · CPU Thread 0", "cpu", 0.0, "CPU Thread 0"),
+        (1, 0, "rank 0 · CPU Thread 0", "cpu", 0.0, "CPU Thread 0")]
 
 
 def test_a_trace_of_nothing_reads_as_an_empty_capture(tmp_path):

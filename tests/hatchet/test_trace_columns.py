@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from proton_tui.hatchet import load_profile
-from proton_tui.hatchet.columns import Columns, merged, order_by, segment_running_max
+from proton_tui.hatchet.columns import Columns, merged, order_by, segment_running_max, time_order
 from proton_tui.hatchet.trace_tree import _by_warp_start_longest
 from proton_tui.output.document import summary_json, write_json
 from proton_tui.output.text import trace_lines
@@ -72,3 +72,18 @@ def test_ordering_by_two_columns_is_lexsorts_order_ties_and_all():
                           np.lexsort((-durations, starts, groups)))
     assert np.array_equal(_by_warp_start_longest(groups, np.arange(count, dtype=np.float64), durations),
                           np.lexsort((-durations, np.arange(count), groups)))  # no two starts equal
+
+
+def test_ordering_by_time_is_a_stable_sorts_order_ties_and_all():
+    """Times sorted through their bits give exactly a stable sort's order: equal times in position order, times that
+    differ in their last bit, signed zeros, the largest doubles, infinity; a negative time or a NaN, as floats."""
+    rng = np.random.default_rng(11)
+    count = 50_000
+    times = rng.integers(0, 40, count).astype(np.float64) * 0.1  # many equal times
+    times[::13] = np.nextafter(times[::13], np.inf)  # one bit above another
+    times[::17] = -0.0
+    times[::19] = 0.0
+    times[::101] = np.finfo(np.float64).max
+    times[::103] = np.inf
+    for case in (times, np.r_[times, -1.5], np.r_[times, np.nan, 0.5], times[:1], times[:0]):
+        assert np.array_equal(time_order(case), np.argsort(case, kind="stable"))
