@@ -6,7 +6,8 @@ then the stretch before it cannot decode: a stretch that starts where an event s
 string open where it ends inside one. The first stretch starts where the list does, so when every stretch decodes,
 every cut was right. Each worker is forked from this process (sharing its modules and the open file), decodes its
 stretch a piece at a time into columns (`trace_stream.read_events`) and hands them back in a file of memory made
-for it before the fork (where the system has one; else through its pipe, whose closing says it is done); its
+for it before the fork (where the system has one and the file takes them whole; else through its pipe, whose closing
+says it is done); its
 columns are taken in, stretch after stretch, as if one reader had read them (`EventColumns.absorb`). Anything else
 (a worker that fails, a stretch that does not decode, keys after the events that are not right) and the trace is
 read by one reader from the start, which words every error as it always does.
@@ -165,8 +166,13 @@ class SplitRead:
                     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it (an ignored one stays ignored)
                 gc.disable()
                 payload = pickle.dumps(_decode(self.path, self.fd, start, end, last), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end if scratch is None else scratch, "wb") as out:
-                    out.write(payload)
+                try:
+                    _write_all(write_end if scratch is None else scratch, payload)
+                except OSError:
+                    if scratch is None:
+                        raise
+                    os.ftruncate(scratch, 0)  # the file refused it whole (a file-size limit, say): the pipe carries it
+                    _write_all(write_end, payload)
                 code = 0
             finally:
                 os._exit(code)
@@ -187,15 +193,16 @@ class SplitRead:
             payload = self._collect(child.pipe, cancelled)
             found = None
             status = self._reaped(child.pid)
-            if status == 0 and child.scratch is not None:
-                payload = _whole(child.scratch)
             if status is not None:
-                child.close()
-            if status == 0 and payload:  # a worker killed while it handed back leaves a part
                 try:
-                    found = pickle.loads(payload)
-                except Exception:  # noqa: BLE001 - whatever it left, one reader reads the file instead
+                    if status == 0:  # a worker killed while it handed back leaves a part
+                        if not payload and child.scratch is not None:
+                            payload = _whole(child.scratch)
+                        found = pickle.loads(payload) if payload else None
+                except Exception:  # noqa: BLE001 - whatever it left (or no memory for it), one reader reads the file
                     found = None
+                finally:
+                    child.close()
             if found is None:
                 self.close()
                 return None
@@ -274,6 +281,13 @@ def _scratch() -> int | None:
         return os.memfd_create("proton-tui-part", os.MFD_CLOEXEC)
     except (AttributeError, OSError):
         return None
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    """In a worker: `payload` written whole (OSError where it cannot be)."""
+    view, at = memoryview(payload), 0
+    while at < len(view):
+        at += os.write(fd, view[at:])
 
 
 def _whole(fd: int) -> bytes:

@@ -305,14 +305,31 @@ def test_negative_and_text_flow_ids_read_by_workers_are_the_flows_one_reader_fin
     assert decode_trace(crossed).flow_count == 0  # -1 and "x" are two flows, neither whole
 
 
-def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_reader(tmp_path, large, monkeypatch):
-    """A worker killed (by the out-of-memory killer, say) with part of its columns in the pipe (a system with no file
-    of memory to hand them back in): the part is never taken for the whole, and one reader reads the file."""
-    monkeypatch.setattr(split_read, "_scratch", lambda: None)
+def many_names(tmp_path: Path) -> Path:
+    """A trace of 60,000 kernels of different names and arguments (columns of several MB a worker)."""
     events = [f'{{"ph": "X", "name": "kernel_{at}", "cat": "kernel", "pid": 0, "tid": 7, "ts": {at}, "dur": 1, '
               f'"args": {{"u": {at}}}}}' for at in range(60_000)]
     path = tmp_path / "many_names.chrome_trace"
     path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+    return path
+
+
+def open_files() -> dict[int, str]:
+    """This process's open descriptors and what each is."""
+    found = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            found[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the listing's own descriptor, gone
+            pass
+    return found
+
+
+def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_reader(tmp_path, large, monkeypatch):
+    """A worker killed (by the out-of-memory killer, say) with part of its columns in the pipe (a system with no file
+    of memory to hand them back in): the part is never taken for the whole, and one reader reads the file."""
+    monkeypatch.setattr(split_read, "_scratch", lambda: None)
+    path = many_names(tmp_path)
     with source.streamed(path, settled=True) as trace_file:
         reading = SplitRead(path, trace_file, 2)
         pids = [pid for pid, *_ in reading.children]
@@ -334,13 +351,10 @@ def test_a_worker_killed_while_it_hands_back_its_columns_sends_the_read_to_one_r
 
 
 @pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no file of memory on this system: the pipe carries it")
-def test_a_worker_that_cannot_write_its_columns_whole_sends_the_read_to_one_reader(tmp_path, large):
-    """A worker whose columns stop part way into its file (here the file-size limit, 64 KB, that it was forked
-    under): the part is never taken for the whole, and one reader reads the file, the same trace."""
-    events = [f'{{"ph": "X", "name": "kernel_{at}", "cat": "kernel", "pid": 0, "tid": 7, "ts": {at}, "dur": 1, '
-              f'"args": {{"u": {at}}}}}' for at in range(60_000)]
-    path = tmp_path / "many_names.chrome_trace"
-    path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+def test_a_worker_whose_file_refuses_its_columns_hands_them_back_through_its_pipe(tmp_path, large):
+    """A worker whose file of memory will not take its columns whole (here the file-size limit, 64 KB, that it was
+    forked under) hands them back through its pipe: the workers' trace, the same as one reader's."""
+    path = many_names(tmp_path)
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)
     with source.streamed(path, settled=True) as trace_file:
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, limit[1]))
@@ -351,11 +365,33 @@ def test_a_worker_that_cannot_write_its_columns_whole_sends_the_read_to_one_read
         children = list(reading.children)
         try:
             assert len(children) == 2 and all(child.scratch is not None for child in children)
+            trace = reading.trace()
+        finally:
+            reading.close()
+    assert alive([child.pid for child in children]) == []
+    assert trace is not None
+    assert_same(trace, stream_trace(path, in_pieces(path.read_bytes(), 1 << 20)))
+
+
+def test_columns_that_cannot_be_taken_in_leave_no_pipe_or_file_open(tmp_path, large, monkeypatch):
+    """A worker's columns that the reader has no memory to take in: one reader reads the file instead, and no
+    worker's pipe or file is left open in the reader."""
+    path = many_names(tmp_path)
+    if hasattr(os, "memfd_create"):
+        monkeypatch.setattr(split_read, "_whole", lambda fd: (_ for _ in ()).throw(MemoryError()))
+    else:
+        monkeypatch.setattr(split_read.pickle, "loads", lambda payload: (_ for _ in ()).throw(MemoryError()))
+    before = open_files()
+    with source.streamed(path, settled=True) as trace_file:
+        reading = SplitRead(path, trace_file, 2)
+        children = list(reading.children)
+        try:
             assert reading.trace() is None
         finally:
             reading.close()
     assert alive([child.pid for child in children]) == []
-    assert_same(read_with_workers(path, 2).trace, stream_trace(path, in_pieces(path.read_bytes(), 1 << 20)))
+    left = {fd: what for fd, what in open_files().items() if before.get(fd) != what}
+    assert left == {}
 
 
 def test_an_abandoned_read_stops_its_workers_while_they_are_collected(tmp_path, large, big_trace):
