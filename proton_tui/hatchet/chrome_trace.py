@@ -273,20 +273,31 @@ class EventColumns:
         lane = number_of_key[lane] if len(lanes) else lane
         on_lane = self.lane_keys.found_in(self.flow_keys)
         flow_lane = np.where(on_lane >= 0, number_of_key[np.maximum(on_lane, 0)] if len(lanes) else -1, -1)
-        start = ts * NS_PER_US
-        origin = start.min() if len(start) else 0.0
-        start -= origin
+        with np.errstate(over="ignore", invalid="ignore"):  # a time past the largest float: refused below
+            start = ts * NS_PER_US
+            origin = start.min() if len(start) else 0.0
+            start -= origin
+            duration = dur * NS_PER_US
+            past = np.flatnonzero(~np.isfinite(start) | ~np.isfinite(start + duration))
+        if len(past):
+            raise TraceError(f"event '{list(self.names)[name[past[0]]]}': its time in ns ('ts' from the first event, plus "
+                             f"'dur') is past the largest float (1.8e308)")
         by = order_by(lane, start)  # stable: equal starts keep the file's order
         args = list(self.args)
         stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)
-        columns = Columns(start[by], (dur * NS_PER_US)[by], lane[by], name[by], category[by],
+        columns = Columns(start[by], duration[by], lane[by], name[by], category[by],
                           stack_of_arg[arg[by]] if len(args) else arg, arg[by], list(self.names),
                           list(self.categories), stacks, args, metrics)
         flows = {phase: tuple(np.concatenate([part[at] for part in parts]) for at in range(3)) if parts else None
                  for phase, parts in self.flows.items()}
         for phase, found in flows.items():
             if found is not None:
-                flows[phase] = (flow_lane[found[0]], found[1] * NS_PER_US - origin, found[2])
+                with np.errstate(over="ignore", invalid="ignore"):
+                    times = found[1] * NS_PER_US - origin
+                if not np.isfinite(times).all():
+                    raise TraceError("a flow event's time in ns ('ts' from the first event) is past the largest float "
+                                     "(1.8e308)")
+                flows[phase] = (flow_lane[found[0]], times, found[2])
         flow_count, launches = _flows(columns, flows["s"], flows["f"])
         return Trace(lanes.taken(order), columns, flow_count, launches, base, self.metric_events)
 

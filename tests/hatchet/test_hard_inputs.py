@@ -237,3 +237,25 @@ def test_a_tid_past_the_largest_float_is_a_lane_of_its_own(tmp_path):
     assert done.returncode == 0 and not done.stderr, done.stderr.decode()
     lanes = [line for line in done.stdout.decode().splitlines() if line.startswith("  stream ")]
     assert lanes[0].startswith("  stream 3 ") and lanes[1].startswith("  stream 1000")
+
+
+@pytest.mark.parametrize("events", [
+    [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 1e306, "dur": 1}],
+    [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 0, "dur": 1e306}],
+    [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": -1.5e305, "dur": 1},
+     {"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 1.5e305, "dur": 1}],
+    [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 1, "dur": 1},
+     {"ph": "s", "name": "launch", "cat": "flow", "pid": 1, "tid": 0, "ts": 1e306, "id": 1}],
+], ids=["start", "duration", "span", "flow"])
+def test_a_trace_whose_times_in_ns_pass_the_largest_float_is_refused_in_one_line(tmp_path, events):
+    """Times in µs that are finite but past the largest float once in ns (or once counted from the first event):
+    one line naming the file, exit 2, no warning and no `nan` shown."""
+    path = tmp_path / "far.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    for output in ("--plain", "--json"):
+        result = subprocess.run([CLI, "view", str(path), output], capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL)
+        assert result.returncode == 2 and result.stdout == "", (output, result.stdout)
+        assert result.stderr.count("\n") == 1 and "past the largest float" in result.stderr, result.stderr
+    with pytest.raises(CaptureError, match="past the largest float"):
+        load_profile(path)
