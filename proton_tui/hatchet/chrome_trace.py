@@ -280,8 +280,9 @@ class EventColumns:
             duration = dur * NS_PER_US
             past = np.flatnonzero(~np.isfinite(start) | ~np.isfinite(start + duration))
         if len(past):
-            raise TraceError(f"event '{list(self.names)[name[past[0]]]}': its time in ns ('ts' from the first event, plus "
-                             f"'dur') is past the largest float (1.8e308)")
+            named = list(self.names)[name[past[0]]]
+            raise TraceError(f"event '{named}': its time in ns ('ts' from the first event, plus 'dur') is past the "
+                             f"largest float (1.8e308)")
         by = order_by(lane, start)  # stable: equal starts keep the file's order
         args = list(self.args)
         stack_of_arg, stacks, metrics = arg_tables(args, launch_metrics)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -651,3 +652,22 @@ async def test_the_flame_view_keeps_its_frame_through_a_filter_and_shows_root_wh
         app.screen.show_filtered(app.screen.view_filter.replace(include=re.compile("no frame has this name")))
         await pilot.pause()
         assert flame.display_spec.profile.node_count == 1 and flame.selected.node == 0
+
+
+async def test_the_rulers_labels_are_whole_however_wide_they_are(tmp_path):
+    """Labels wider than the space between ticks (times of a million seconds) are never cut by the next one: a
+    label that would run into the last is left out whole, every label shown keeps its last digit and its unit."""
+    from proton_tui.tui.widgets.timeline import LaneTimeline
+
+    events = [{"ph": "X", "name": name, "cat": "kernel", "pid": 1, "tid": 0, "ts": ts, "dur": 3}
+              for name, ts in (("early", -5e14), ("late", 9.9e17))]
+    path = tmp_path / "far_apart.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    app = ProtonApp(load_profile(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(LaneTimeline)
+        ruler = timeline.render_line(0).text
+        labels = [label.strip() for label in ruler.split("┆")[1:]]
+        assert len(labels) >= 2 and all(re.fullmatch(r"[\d,]+(\.\d+)? (ns|µs|ms|s)", label) for label in labels), \
+            ruler

@@ -283,10 +283,12 @@ class TimelineView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         if y == 0:
             ruler = [" "] * self.layout_.width
+            free = 0  # where the next label may start: a label that would run into the last one is left out whole
             for x, label in self._ticks():
                 text = "┆" + label
-                if x + len(text) <= self.layout_.width:
+                if free <= x and x + len(text) <= self.layout_.width:
                     ruler[x:x + len(text)] = text
+                    free = x + len(text) + 1
             style = base + self.get_component_rich_style("timeline-view--ruler")
             return Strip([Segment(fit("time →", self.name_width) + " " + "".join(ruler), style)]) \
                 .adjust_cell_length(width, base)
