@@ -204,6 +204,23 @@ class IndexMap(Mapping):
         return len(self.keys_)
 
 
+class MadeWhenAsked(Sequence):
+    """A sequence whose items are made when asked for (`_item`, given an index in range): a slice is a list of them,
+    a negative index counts from the end, any other index past the ends raises IndexError."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._item(at) for at in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._item(index)
+
+    def _item(self, index: int):
+        raise NotImplementedError
+
+
 def interned_ids(values: list, table: dict, taken: list | None = None) -> np.ndarray:
     """The values as ids into `table` (value → id, in the order they first come), which takes in the new ones (and
     `taken` too, in their order)."""

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from proton_tui.hatchet.columns import interned_ids
+from proton_tui.hatchet.columns import MadeWhenAsked, interned_ids
 
 GPU, CPU, WARP, OTHER = "gpu", "cpu", "warp", "other"
 KINDS = (GPU, CPU, WARP, OTHER)  # a lane's kind in `LaneTable.kind`: an index into these
@@ -30,7 +30,7 @@ class Lane(NamedTuple):
     own_name: str | None = None  # the name without its process, where `name` says the process to tell lanes apart
 
 
-class LaneTable(Sequence):
+class LaneTable(MadeWhenAsked):
     """A trace's lanes by number, held as columns, each `Lane` made when asked for: an instrumentation trace has a
     lane per warp and line of every CTA on every SM it ran on (56,576 in one of the payload's traces). `pids` and
     `tids` are the distinct pids and tids, `pid` and `tid` each lane's index into them; `names`, each lane's name;
@@ -60,13 +60,7 @@ class LaneTable(Sequence):
     def __len__(self) -> int:
         return len(self.names)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[at] for at in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> Lane:
         return Lane(self.pids[self.pid[index]], self.tids[self.tid[index]], self.names[index],
                     KINDS[self.kind[index]], float(self.order[index]), self.own_names.get(index))
 

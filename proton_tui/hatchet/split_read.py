@@ -7,10 +7,9 @@ string open where it ends inside one. The first stretch starts where the list do
 every cut was right. Each worker is forked from this process (sharing its modules and the open file), decodes its
 stretch a piece at a time into columns (`trace_stream.read_events`) and hands them back in a file of memory made
 for it before the fork (where the system has one and the file takes them whole; else through its pipe, whose closing
-says it is done); its
-columns are taken in, stretch after stretch, as if one reader had read them (`EventColumns.absorb`). Anything else
-(a worker that fails, a stretch that does not decode, keys after the events that are not right) and the trace is
-read by one reader from the start, which words every error as it always does.
+says it is done); its columns are taken in, stretch after stretch, as if one reader had read them
+(`EventColumns.absorb`). Anything else (a worker that fails, a stretch that does not decode, keys after the events
+that are not right) and the trace is read by one reader from the start, which words every error as it always does.
 
 Workers are forked only from a process with one thread (the command line, before a TUI starts its own), only under
 the file's read lease (a writer waits; without it the single reader's second read compares the bytes), and only with

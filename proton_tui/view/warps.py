@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from proton_tui.hatchet.columns import order_by
+from proton_tui.hatchet.columns import MadeWhenAsked, order_by
 from proton_tui.hatchet.lanes import WarpLane, WarpLanes
 from proton_tui.hatchet.trace import Trace
 from proton_tui.view.formatting import format_mhz, format_value
@@ -54,7 +54,7 @@ class Sample(NamedTuple):
     event: int
 
 
-class SortedWarps(Sequence):
+class SortedWarps(MadeWhenAsked):
     """A trace's warps in the timeline's order (SM, CTA, warp), held as columns, each `Warp` made when asked for (a
     trace whose CTAs moved between SMs has one per launch: 28,288 in one of the payload's traces)."""
 
@@ -64,13 +64,7 @@ class SortedWarps(Sequence):
     def __len__(self) -> int:
         return len(self.sm)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[at] for at in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> Warp:
         return Warp(int(self.sm[index]), int(self.cta[index]), int(self.warp[index]))
 
 
@@ -196,7 +190,7 @@ class EventLaunches:
         return self.get(event) is not None
 
 
-class Launches(Sequence):
+class Launches(MadeWhenAsked):
     """A trace's launches in time order, each one (its warps' statistics per scope) worked out when first asked for
     and kept: the warp timeline shows one launch at a time, and its first is drawn before the others are worked
     out."""
@@ -209,13 +203,7 @@ class Launches(Sequence):
     def __len__(self) -> int:
         return len(self._made)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[at] for at in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> Launch:
         launch = self._made[index]
         if launch is None:
             with self._lock:
