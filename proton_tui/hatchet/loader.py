@@ -179,7 +179,11 @@ class PendingLoad:
         from proton_tui.hatchet.trace_stream import NotStreamable, stream_trace
 
         with self._streaming:
-            trace = self._split_trace()
+            try:
+                trace = self._split_trace()
+            except TraceError:  # columns the trace refuses (a time past the largest float): read whole, where
+                self.trace_file = None  # every error is worded
+                return None
             if trace is None:
                 try:
                     trace = stream_trace(self.path, self.trace_file.pieces(), self._stop_here, self._read_so_far)

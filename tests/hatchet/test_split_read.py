@@ -155,6 +155,31 @@ def test_a_spoiled_event_in_a_later_stretch_gets_the_error_one_reader_gives(tmp_
     assert errors[0] == errors[1] and str(path) in errors[0] and "'ts'" in errors[0]
 
 
+@pytest.mark.parametrize("field", ["dur", "flow"])
+def test_a_time_past_the_largest_float_in_a_later_stretch_gets_the_error_one_reader_gives(tmp_path, large, field):
+    """The workers decode every stretch; the time only passes the largest float once in ns, when their columns
+    are put together: refused with the one reader's line (a CaptureError), not a TraceError from the columns."""
+    path = generated(tmp_path / "kernels", "make_trace.py", "3000")
+    data = path.read_bytes()
+    if field == "dur":
+        at = data.index(b'"dur": ', len(data) * 3 // 4)
+        path.write_bytes(data[:at] + b'"dur": 1e306, "old": ' + data[at + 7:])
+    else:
+        end = data.rindex(b"]")
+        path.write_bytes(data[:end] + b', {"ph": "s", "name": "launch", "cat": "flow", "pid": 1, "tid": 0, '
+                         b'"ts": 1e306, "id": 1}' + data[end:])
+    errors = []
+    for workers in (3, 0):
+        pending = with_workers(path, workers) if workers else PendingLoad(path, settled=True)
+        try:
+            with pytest.raises(CaptureError) as error:
+                pending.finish()
+        finally:
+            pending.close()
+        errors.append(str(error.value))
+    assert errors[0] == errors[1] and str(path) in errors[0] and "past the largest float" in errors[0]
+
+
 def alive(pids: list[int]) -> list[int]:
     """Those of `pids` that are still processes (a zombie not reaped counts)."""
     return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
