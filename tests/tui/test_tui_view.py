@@ -572,6 +572,34 @@ async def test_the_timeline_keeps_working_after_panning_away_and_escape_goes_to_
         assert not timeline.display and app.screen.query_one(ProfileTable).display
 
 
+async def test_a_filter_over_the_timeline_gives_the_keys_back_to_it_and_a_search_shows_the_tables_match():
+    """f (Enter or Escape) over a timeline leaves the timeline on screen with the focus, its keys working; / shows
+    the table on the first match, as from the flame view."""
+    from proton_tui.tui.widgets.flame_view import FlameView
+    from proton_tui.tui.widgets.timeline import LaneTimeline
+
+    app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline, table = app.screen.query_one(LaneTimeline), app.screen.query_one(ProfileTable)
+        for closing in ("enter", "escape"):
+            await pilot.press("f")
+            await pilot.press(*"add", closing)
+            await pilot.pause()
+            assert timeline.display and app.focused is timeline, closing
+            before = timeline.selected
+            await pilot.press("right")
+            assert timeline.selected != before, closing
+        await pilot.press("F", "slash", *"add_kernel", "enter")
+        await pilot.pause()
+        assert table.display and app.focused is table and not timeline.display
+        assert "add_kernel" in table.profile.names[table.current_node]
+        await pilot.press("g", "slash", *"main", "enter")
+        await pilot.pause()
+        assert table.display and app.focused is table and not app.screen.query_one(FlameView).display
+        assert "main" in table.profile.names[table.current_node]
+
+
 def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():
     from proton_tui.hatchet.chrome_trace import TraceError, read_trace
     from proton_tui.view.timeline import TimelineLayout

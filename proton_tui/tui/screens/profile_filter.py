@@ -18,7 +18,8 @@ FILTER_DELAY_S = 0.3
 
 class FilterAndSearch:
     """What the profile screen (a Screen with `profile`, `view_filter`, `filter_timer`, `views` and
-    `summary_text`) does with its filter and search bars."""
+    `summary_text`) does with its filter and search bars: the filter applies to the table and the flame view, and the
+    focus goes back to the view shown; a search shows the table, whose rows it finds."""
 
     async def mount_bars(self) -> None:
         """The filter bar above the views and the search bar below them, hidden, once one is first asked for: their
@@ -44,7 +45,7 @@ class FilterAndSearch:
     def action_close_bars(self) -> None:
         for bar in self.query(".bar"):
             bar.display = False
-        self.query_one(ProfileTable).focus()
+        self.views.focus_shown()
 
     def action_clear_filter(self) -> None:
         """Every row of the capture again: the bars emptied, the filter (typed, or given on the command line) off."""
@@ -65,7 +66,7 @@ class FilterAndSearch:
 
     def on_filter_bar_submitted(self) -> None:
         self.apply_filter()
-        self.query_one(ProfileTable).focus()
+        self.views.focus_shown()
 
     def apply_filter(self) -> None:
         """Prune the table from the filter bar: include/exclude recompute totals; threshold and depth hide rows."""
@@ -99,10 +100,12 @@ class FilterAndSearch:
             self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
 
     def on_search_bar_submitted(self, event: SearchBar.Submitted) -> None:
+        """The table's rows searched: the table is shown (from the flame view or a timeline) on the first match."""
         table = self.query_one(ProfileTable)
         if event.pattern is None:
             table.clear_matches()
             return
+        table = self.views.to_table()
         found = table.search(event.pattern)
         self.notify(f"{found} match(es) for {event.text!r}" + ("; n/N next/previous" if found > 1 else ""),
                     timeout=3, markup=False)

@@ -84,6 +84,19 @@ class ProfileViews(ContentSwitcher):
         self.table.focus()
         return self.table
 
+    def focus_shown(self) -> None:
+        """The focus back on the view shown (a bar over it closed or submitted)."""
+        if self.current is not None:
+            self.query_one(f"#{self.current}").focus()
+
+    def to_table(self) -> ProfileTable:
+        """The table shown and focused, from whichever view was (the flame view leaves it on its frame)."""
+        if self.current == "flame":
+            self.leave_flame()
+        elif self.current != "table":
+            self.leave_timeline()
+        return self.table
+
     # ---- the flame view -----------------------------------------------------------------------------------------
     def toggle_flame(self) -> None:
         """Between the table and the flame view, on the same node."""
