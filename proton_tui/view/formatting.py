@@ -45,6 +45,12 @@ def format_tick(value: float, step: float) -> str:
     return f"{value / scale:{',' if suffix == 's' else ''}.{decimals}f} {suffix}"
 
 
+def format_window(start: float, end: float, cell: float) -> tuple[str, str]:
+    """A timeline's window, its ends in ns with the decimals that tell one cell from the next (so they never read
+    alike), and its cell's span with two figures at least ("1.7 ns", never "0 ns")."""
+    return f"{format_tick(start, cell)} – {format_tick(end, cell)}", format_tick(cell, cell / 10)
+
+
 def format_mean(value: float, count: int, unit: str) -> str:
     """`value` / `count` as format_value writes it; a large integer's mean divided exactly (no float between)."""
     if unit == "ns" and isinstance(value, int) and value > FLOAT_EXACT * count:

@@ -151,9 +151,11 @@ class TimelineLayout:
         return [(x, text(self.start + x * self.cell_ns - origin)) for x in range(0, self.width, every)]
 
 
-def zoomed(start: float, end: float, factor: float, centre: float, bounds: tuple[float, float]) -> tuple[float, float]:
-    """The window [start, end) zoomed by `factor` (> 1 in) about `centre`, kept inside `bounds`."""
-    width = max((end - start) / factor, MIN_WINDOW_NS)
+def zoomed(start: float, end: float, factor: float, centre: float, bounds: tuple[float, float],
+           narrowest: float = MIN_WINDOW_NS) -> tuple[float, float]:
+    """The window [start, end) zoomed by `factor` (> 1 in) about `centre`, kept inside `bounds` and no narrower than
+    `narrowest` (unless the bounds are)."""
+    width = max((end - start) / factor, narrowest)
     low, high = bounds
     width = min(width, high - low) if high > low else width
     new_start = centre - (centre - start) / (end - start) * width if end > start else centre - width / 2

@@ -600,6 +600,36 @@ async def test_a_filter_over_the_timeline_gives_the_keys_back_to_it_and_a_search
         assert "main" in table.profile.names[table.current_node]
 
 
+async def test_zooming_in_stops_at_a_trace_unit_a_cell_and_the_title_never_rounds_to_zero_or_to_equal_ends():
+    """+ pressed past the trace's resolution: the window stops at one ns a cell (one trace unit on the warp
+    timeline), the title's ends read apart and its cell is never 0; a timeline widened after the zoom (a resize)
+    widens its window too."""
+    from proton_tui.tui.widgets.timeline import LaneTimeline, WarpTimeline
+
+    app = ProtonApp(load_profile(capture_path("triton390_two_streams").with_suffix(".chrome_trace")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timeline = app.screen.query_one(LaneTimeline)
+        await pilot.press(*["plus"] * 40)
+        assert timeline.layout_.cell_ns >= 1.0
+        parts = str(timeline.border_title)
+        window = parts.split("Timeline: ")[1].split(" (")[0]
+        start, end = window.split(" – ")
+        assert start != end and "(0 ns a cell)" not in parts, parts
+        labels = [text for _, text in timeline._ticks()]
+        assert len(set(labels)) == len(labels), labels
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        assert timeline.layout_.cell_ns >= 1.0
+    app = ProtonApp(load_profile(FIXTURES / "instr_scopes_trace.chrome_trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        warps = app.screen.query_one(WarpTimeline)
+        await wait_for(lambda: warps.layout_ is not None)
+        await pilot.press(*["plus"] * 40)
+        assert warps.layout_.cell_ns >= 1.0 and "(0 a cell" not in str(warps.border_title), str(warps.border_title)
+
+
 def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():
     from proton_tui.hatchet.chrome_trace import TraceError, read_trace
     from proton_tui.view.timeline import TimelineLayout

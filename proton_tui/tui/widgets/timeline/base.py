@@ -20,7 +20,7 @@ from proton_tui.hatchet.trace import Trace
 from proton_tui.tui.messages import TimelineLeft, TimelineSelected
 from proton_tui.tui.widgets.table_rows import fit
 from proton_tui.view.names import Names
-from proton_tui.view.timeline import ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
+from proton_tui.view.timeline import MIN_WINDOW_NS, ZOOM_STEP, Bar, TimelineLayout, panned, zoomed
 
 NAME_WIDTH = 18  # cells of the row names' column, at least: it widens to the widest name up to NAME_SHARE
 NAME_SHARE = 0.4  # of the timeline's width, the most the row names' column takes
@@ -134,9 +134,17 @@ class TimelineView(ScrollView, can_focus=True):
     def bars_width(self) -> int:
         return max(1, (self.scrollable_content_region.width or self.size.width or 80) - self.name_width - 1)
 
+    @property
+    def narrowest(self) -> float:
+        """The narrowest window: a trace unit (a ns, or a cycle) a cell, as finely as a trace records time."""
+        return max(MIN_WINDOW_NS, float(self.bars_width))
+
     def _lay_out(self) -> None:
         if self.trace is None:
             return
+        start, end = self.window
+        if end - start < self.narrowest:  # zoomed in on a narrower timeline, since widened
+            self.window = zoomed(start, end, 1.0, (start + end) / 2, self.bounds, self.narrowest)
         rows = self._sources()
         self.layout_ = TimelineLayout(self.trace, *self.window, self.bars_width, rows, snap=self.SNAP)
         self.virtual_size = Size(self.bars_width + self.name_width + 1, len(self.layout_.rows) + 1)
@@ -224,7 +232,7 @@ class TimelineView(ScrollView, can_focus=True):
         if self.trace is None:
             return
         centre = self.trace.events[self.selected].start if self.selected is not None else sum(self.window) / 2
-        self.window = zoomed(*self.window, factor, centre, self.bounds)
+        self.window = zoomed(*self.window, factor, centre, self.bounds, self.narrowest)
         self._lay_out()
 
     def action_pan(self, direction: int) -> None:
@@ -241,9 +249,9 @@ class TimelineView(ScrollView, can_focus=True):
         if self.trace is None or self.selected is None:
             return
         event = self.trace.events[self.selected]
-        width = max(event.duration * FOCUS_MARGIN, 10.0)
+        width = event.duration * FOCUS_MARGIN
         middle = event.start + event.duration / 2
-        self.window = zoomed(middle - width / 2, middle + width / 2, 1.0, middle, self.bounds)
+        self.window = zoomed(middle - width / 2, middle + width / 2, 1.0, middle, self.bounds, self.narrowest)
         self._lay_out()
 
     def _wheel(self, event, factor: float) -> None:
@@ -258,7 +266,7 @@ class TimelineView(ScrollView, can_focus=True):
         inside = event.get_content_offset(self)
         x = min(max((inside.x if inside is not None else 0) - self.name_width - 1, 0), self.layout_.width - 1)
         self.window = zoomed(*self.window, factor, self.layout_.start + (x + 0.5) * self.layout_.cell_ns,
-                             self.bounds)
+                             self.bounds, self.narrowest)
         self._lay_out()
 
     def on_mouse_scroll_up(self, event) -> None:

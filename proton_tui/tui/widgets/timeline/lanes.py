@@ -10,7 +10,7 @@ from textual.strip import Strip
 from proton_tui.console import cut_field, printable
 from proton_tui.hatchet.trace import Trace
 from proton_tui.tui.widgets.timeline.base import TimelineView, widest
-from proton_tui.view.formatting import format_tick, format_value
+from proton_tui.view.formatting import format_window
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import Bar
 
@@ -35,10 +35,8 @@ class LaneTimeline(TimelineView):
             self.select(int(kernels.argmax()) if kernels.any() else 0)
 
     def _title(self) -> tuple[list[str], str]:
-        start, end = self.window
-        span = end - start  # the window's ends in the decimals that tell them apart
-        return [f"Timeline: {format_tick(start, span)} – {format_tick(end, span)}",
-                f"({format_value(self.layout_.cell_ns, 'ns')} a cell)"], ""
+        window, cell = format_window(*self.window, self.layout_.cell_ns)
+        return [f"Timeline: {window}", f"({cell} a cell)"], ""
 
     def action_launch(self, step: int) -> None:
         if self.trace is not None and self.selected is not None:

@@ -11,7 +11,7 @@ from proton_tui.console import cut_field, printable
 from proton_tui.output.rank_timeline import RankTimeline
 from proton_tui.tui.widgets.timeline.base import widest
 from proton_tui.tui.widgets.timeline.lanes import LaneTimeline
-from proton_tui.view.formatting import format_value
+from proton_tui.view.formatting import format_window
 from proton_tui.view.names import Names
 from proton_tui.view.timeline import RowEvents
 
@@ -38,9 +38,8 @@ class RanksTimeline(LaneTimeline):
         return row if row is not None and row == lane_row else lane_row
 
     def _title(self) -> tuple[list[str], str]:
-        start, end = self.window
-        return [f"Ranks by {self.model.aligned_by}: {format_value(start, 'ns')} – {format_value(end, 'ns')}",
-                f"({format_value(self.layout_.cell_ns, 'ns')} a cell)"], ""
+        window, cell = format_window(*self.window, self.layout_.cell_ns)
+        return [f"Ranks by {self.model.aligned_by}: {window}", f"({cell} a cell)"], ""
 
     def action_launch(self, step: int) -> None:
         if self.trace is not None and self.selected is not None and \

@@ -109,7 +109,7 @@ class WarpTimeline(TimelineView):
         # CTA, ns between CTAs), so they are never converted to time
         return [f"Launch {launch.number} of {len(self.warps.launches)}:",
                 f"{cycles_number(round(start - origin))} – {cycles_number(round(end - origin))}",
-                f"({cycles_number(round(self.layout_.cell_ns))} a cell, trace units)"], \
+                f"({cycles_number(self.layout_.cell_ns)} a cell, trace units)"], \
             printable(cut_field(launch.kernel))
 
     def _ticks(self) -> list[tuple[int, str]]:
