@@ -19,6 +19,9 @@ from proton_tui.hatchet.lanes import CPU, GPU, KINDS, OTHER, WARP, LaneTable, la
 from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
+# How near a time's product in ns may be to a whole ns and stand for it: four units in the last place, past the
+# rounding of the µs as a float and of the product (1.001 µs is 1001 ns, not 1000.9999999999999)
+WHOLE_NS_WITHIN = 2.0 ** -50
 
 
 class TraceError(ValueError):
@@ -55,6 +58,14 @@ EVENTS = msgspec.json.Decoder(list[RawEvent])
 FIELD_AT = re.compile(r"\$\.traceEvents\[(\d+)\](?:\.(\w+))?")
 PIECE_AT = re.compile(r"\$\[(\d+)\]")
 PIECE_EVENTS = 16384  # events decoded at a time: ~13 MB of objects in the 83 MB instrumentation trace, not all of it
+
+
+def in_ns(us: np.ndarray) -> np.ndarray:
+    """Times in µs as ns: the whole ns each stands for where its product is within the float's rounding of one (a
+    Proton trace's µs are whole ns written with three decimals), else the product."""
+    ns = us * NS_PER_US
+    whole = np.rint(ns)
+    return np.where(np.abs(ns - whole) <= WHOLE_NS_WITHIN * np.abs(ns), whole, ns)
 
 
 def decode_trace(data) -> Trace:
@@ -274,10 +285,10 @@ class EventColumns:
         on_lane = self.lane_keys.found_in(self.flow_keys)
         flow_lane = np.where(on_lane >= 0, number_of_key[np.maximum(on_lane, 0)] if len(lanes) else -1, -1)
         with np.errstate(over="ignore", invalid="ignore"):  # a time past the largest float: refused below
-            start = ts * NS_PER_US
+            start = in_ns(ts)
             origin = start.min() if len(start) else 0.0
             start -= origin
-            duration = dur * NS_PER_US
+            duration = in_ns(dur)
             past = np.flatnonzero(~np.isfinite(start) | ~np.isfinite(start + duration))
         if len(past):
             named = list(self.names)[name[past[0]]]
@@ -294,7 +305,7 @@ class EventColumns:
         for phase, found in flows.items():
             if found is not None:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    times = found[1] * NS_PER_US - origin
+                    times = in_ns(found[1]) - origin
                 if not np.isfinite(times).all():
                     raise TraceError("a flow event's time in ns ('ts' from the first event) is past the largest float "
                                      "(1.8e308)")

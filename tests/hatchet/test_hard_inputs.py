@@ -239,6 +239,25 @@ def test_a_tid_past_the_largest_float_is_a_lane_of_its_own(tmp_path):
     assert lanes[0].startswith("  stream 3 ") and lanes[1].startswith("  stream 1000")
 
 
+def test_a_traces_microseconds_are_the_whole_nanoseconds_they_stand_for(tmp_path):
+    """µs written with three decimals (as Proton writes ns) are those ns exactly in every output, not the float
+    product (1.001 × 1000 is 1000.9999999999999); a time finer than a ns keeps its fraction."""
+    events = [{"ph": "X", "name": name, "cat": "kernel", "pid": 1, "tid": 7, "ts": ts, "dur": dur}
+              for name, ts, dur in (("k", 0.077, 1.001), ("k", 3.3, 0.7), ("fine", 5.2, 0.0005))]
+    path = tmp_path / "ns.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    csv = subprocess.run([CLI, "view", str(path), "--csv"], capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert csv.returncode == 0 and "\nk,1701,ns," in csv.stdout and "\nfine,0.5,ns," in csv.stdout, csv.stdout
+    document = json.loads(subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, timeout=60,
+                                         stdin=subprocess.DEVNULL).stdout)
+    lane = document["trace"]["lanes"][0]
+    assert lane["busy"] == 1701.5 and [gap[1] for gap in lane["gaps"]] == [3223.0, 5123.0], lane
+    profile = load_profile(path)
+    assert profile.trace.columns.start.tolist() == [0.0, 3223.0, 5123.0]
+    assert profile.trace.columns.duration.tolist() == [1001.0, 700.0, 0.5]
+
+
 @pytest.mark.parametrize("events", [
     [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 1e306, "dur": 1}],
     [{"ph": "X", "name": "k", "cat": "kernel", "pid": 1, "tid": 0, "ts": 0, "dur": 1e306}],
