@@ -194,8 +194,8 @@ INT64_HIGH = (1 << 63) - 1
 
 
 class EventColumns:
-    """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields, the flow
-    points, the lanes' metadata; `trace` puts them in lane then start order."""
+    """The columns of a trace gathered a piece of its events at a time: the complete (`X`) events' fields (times in
+    ns), the flow points, the lanes' metadata; `trace` puts them in lane then start order."""
 
     def __init__(self) -> None:
         self.lane_keys = Pairs()
@@ -228,6 +228,8 @@ class EventColumns:
             event = complete[int(np.argmax(bad))]
             number = first + next(at for at, found in enumerate(events) if found is event)
             raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
+        with np.errstate(over="ignore", invalid="ignore"):  # a time past the largest float in ns: refused in `trace`
+            ts, dur = in_ns(ts), in_ns(dur)
         self.parts.append((ts, dur, self.lane_keys.ids(list(map(PID, complete)), list(map(TID, complete))),
                            interned_ids(list(map(NAME, complete)), self.names),
                            interned_ids(list(map(CATEGORY, complete)), self.categories),
@@ -242,6 +244,8 @@ class EventColumns:
                 points = [point for point, keep in zip(points, timed.tolist()) if keep]
                 times = times[timed]
             if points:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    times = in_ns(times)
                 found.append((self.flow_keys.ids(list(map(PID, points)), list(map(TID, points))), times,
                               _flow_ids(list(map(ID, points)), self.flow_ids)))
         self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
@@ -285,10 +289,9 @@ class EventColumns:
         on_lane = self.lane_keys.found_in(self.flow_keys)
         flow_lane = np.where(on_lane >= 0, number_of_key[np.maximum(on_lane, 0)] if len(lanes) else -1, -1)
         with np.errstate(over="ignore", invalid="ignore"):  # a time past the largest float: refused below
-            start = in_ns(ts)
+            start, duration = ts, dur  # in ns since `add`
             origin = start.min() if len(start) else 0.0
             start -= origin
-            duration = in_ns(dur)
             past = np.flatnonzero(~np.isfinite(start) | ~np.isfinite(start + duration))
         if len(past):
             named = list(self.names)[name[past[0]]]
@@ -305,7 +308,7 @@ class EventColumns:
         for phase, found in flows.items():
             if found is not None:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    times = in_ns(found[1]) - origin
+                    times = found[1] - origin
                 if not np.isfinite(times).all():
                     raise TraceError("a flow event's time in ns ('ts' from the first event) is past the largest float "
                                      "(1.8e308)")
