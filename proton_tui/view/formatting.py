@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 from rich.cells import cell_len, set_cell_size
@@ -229,8 +230,10 @@ def columns(profile: Profile, bars: bool = False) -> list[Column]:
 
 
 def format_mhz(clock_khz: float) -> str:
-    """A clock given in kHz, in whole MHz: "1,980 MHz"."""
-    return f"{clock_khz / 1000:,.0f} MHz"
+    """A clock given in kHz, in MHz exactly: "1,980 MHz", "1,980.5 MHz", "0.001 MHz" (a float kHz as the shortest
+    decimal that reads back as it)."""
+    khz = Decimal(clock_khz) if isinstance(clock_khz, int) else Decimal(repr(float(clock_khz)))
+    return f"{(khz / 1000).normalize():,f} MHz"
 
 
 def per_warp_title(profile: Profile) -> str:

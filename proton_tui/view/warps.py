@@ -260,7 +260,7 @@ class WarpTrace:
     def clock_note(self) -> str:
         if not self.clock_khz:
             return "cycles (SM clock unknown: the trace does not record it)"
-        return f"cycles; times at the reported max SM clock {format_mhz(self.clock_khz)} (rounded)"
+        return f"cycles; times at the reported max SM clock {format_mhz(self.clock_khz)}"
 
     def launch_at(self, event: int) -> Launch | None:
         at = self.launch_of.get(event)

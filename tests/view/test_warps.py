@@ -240,11 +240,20 @@ def test_view_plain_prints_the_statistics_per_launch_and_across_in_cycles():
     assert lines[-2].split() == ["cycles", "%", "per", "warp·launch", "kernel"]  # then the kernel summary
 
 
+@pytest.mark.parametrize(("khz", "shown"), [("1", "0.001 MHz"), ("1980500", "1,980.5 MHz"), ("1980001", "1,980.001 MHz")])
+def test_a_clock_given_in_khz_is_named_in_mhz_exactly(khz, shown):
+    """The clock the times are at, in the warps' line and the time column's title, never rounded to another."""
+    result = cli("view", str(INSTR), "--plain", "--sm-clock-khz", khz)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2].split("SM clock ")[1].startswith(shown + ";") and any(f"at {shown}" in line for line in lines)
+
+
 def test_view_plain_with_the_sm_clock_adds_times_at_it():
     result = cli("view", str(INSTR), "--plain", "--sm-clock-khz", "1980000")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "times at the reported max SM clock 1,980 MHz (rounded)" in lines[2]
+    assert "times at the reported max SM clock 1,980 MHz" in lines[2]
     assert "1,117 cyc (564 ns)" in lines[5] and "1,331 cyc (672 ns)" in lines[5]
 
 
