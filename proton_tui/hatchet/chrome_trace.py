@@ -6,6 +6,7 @@ event."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -349,14 +350,41 @@ def _told_apart(lanes: LaneTable, processes: dict[object, str]) -> LaneTable:
 
     def process(pid) -> str:
         name = processes.get(pid)
-        return f"pid {pid}" if name is None else name if named[name] == 1 else f"{name} (pid {pid})"
+        return f"pid {_key_text(pid)}" if name is None else name if named[name] == 1 else \
+            f"{name} (pid {_key_text(pid)})"
 
     shared = [at for at, name in enumerate(names) if len(pids_of[name]) > 1]
     told = list(names)
     for at in shared:
         told[at] = f"{process(pids[at])} · {names[at]}"
-    return LaneTable(lanes.pids, lanes.tids, lanes.pid, lanes.tid, told, lanes.kind, lanes.order,
-                     {at: names[at] for at in shared})
+    own = {at: names[at] for at in shared}
+    # lanes that still read alike (two threads of a process named alike; a pid or tid 1 beside "1") each say their
+    # tid, then their pid too, as the file writes them
+    tids = [lanes.tids[at] for at in lanes.tid.tolist()]
+    base = list(told)
+    for says in (lambda at: f"tid {_json_text(tids[at])}",
+                 lambda at: f"pid {_json_text(pids[at])}, tid {_json_text(tids[at])}"):
+        counts = Counter(told)
+        alike = [at for at, name in enumerate(told) if counts[name] > 1]
+        if not alike:
+            break
+        for at in alike:
+            told[at] = f"{base[at]} ({says(at)})"
+            own[at] = f"{names[at]} ({says(at)})"
+    return LaneTable(lanes.pids, lanes.tids, lanes.pid, lanes.tid, told, lanes.kind, lanes.order, own)
+
+
+def _key_text(value) -> str:
+    """A pid or tid in a lane's name: as Python writes it, a missing one (null) as JSON does."""
+    return "null" if value is None else str(value)
+
+
+def _json_text(value) -> str:
+    """A pid or tid as the file writes it (a text quoted), to tell apart lanes whose names read alike."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _args(event: RawEvent) -> dict:
@@ -395,7 +423,7 @@ def _lane(key: tuple, names: dict, orders: dict) -> tuple[str, int, float]:
     """Any other lane's name, kind (an index into KINDS) and order: named in the metadata, or a stream of 3.6."""
     name = names.get(key)
     if name is None:  # 3.6: no metadata, the tid is the stream
-        name, kind = f"stream {key[1]}", GPU
+        name, kind = f"stream {_key_text(key[1])}", GPU
     else:
         lowered = name.lower()
         kind = GPU if "gpu" in lowered or "stream" in lowered else CPU if "cpu" in lowered or "thread" in lowered \

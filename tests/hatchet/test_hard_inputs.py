@@ -239,6 +239,25 @@ def test_a_tid_past_the_largest_float_is_a_lane_of_its_own(tmp_path):
     assert lanes[0].startswith("  stream 3 ") and lanes[1].startswith("  stream 1000")
 
 
+def test_lanes_whose_names_would_read_alike_each_say_their_tid_then_their_pid(tmp_path):
+    """Two threads of one process named alike, a pid and tid 1 beside "1", and a null pid: every lane's name its
+    own, in every output, and a missing pid or tid written as JSON writes it (null), never as Python's None."""
+    def kernel(pid, tid, ts):
+        return {"ph": "X", "name": "k", "cat": "kernel", "pid": pid, "tid": tid, "ts": ts, "dur": 1}
+    meta = [{"ph": "M", "name": "thread_name", "pid": 5, "tid": tid, "args": {"name": "X"}} for tid in (7, 8)]
+    events = [*meta, kernel(5, 7, 0), kernel(5, 8, 1), kernel(1, 1, 2), kernel("1", "1", 3), kernel(2, 1, 4),
+              kernel(None, 3, 5), kernel(0, 3, 6), kernel(9, None, 7)]
+    path = tmp_path / "alike.chrome_trace"
+    path.write_text(json.dumps({"traceEvents": events}))
+    names = [lane.name for lane in load_profile(path).trace.lanes]
+    assert len(set(names)) == len(names) == 8, names
+    assert {"X (tid 7)", "X (tid 8)", "pid 1 · stream 1 (tid 1)", 'pid 1 · stream 1 (tid "1")', "pid null · stream 3",
+            "stream null"} <= set(names), names
+    document = json.loads(subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, timeout=60,
+                                         stdin=subprocess.DEVNULL).stdout)
+    assert sorted(lane["name"] for lane in document["trace"]["lanes"]) == sorted(names)
+
+
 def test_a_traces_microseconds_are_the_whole_nanoseconds_they_stand_for(tmp_path):
     """µs written with three decimals (as Proton writes ns) are those ns exactly in every output, not the float
     product (1.001 × 1000 is 1000.9999999999999); a time finer than a ns keeps its fraction."""
