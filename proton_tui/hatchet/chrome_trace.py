@@ -20,9 +20,9 @@ from proton_tui.hatchet.lanes import CPU, GPU, KINDS, OTHER, WARP, LaneTable, la
 from proton_tui.hatchet.trace import Trace
 
 NS_PER_US = 1000.0
-# How near a time's product in ns may be to a whole ns and stand for it: four units in the last place, past the
-# rounding of the µs as a float and of the product (1.001 µs is 1001 ns, not 1000.9999999999999)
-WHOLE_NS_WITHIN = 2.0 ** -50
+# How near a time's product in ns may be to a whole ns and stand for it, relative to it: twice the most that the µs
+# read as a float and the product's rounding move it (2^-52 of it), so 1.001 µs is 1001 ns, not 1000.9999999999999
+WHOLE_NS_WITHIN = 2.0 ** -51
 
 
 class TraceError(ValueError):
@@ -371,6 +371,18 @@ def _told_apart(lanes: LaneTable, processes: dict[object, str]) -> LaneTable:
         for at in alike:
             told[at] = f"{base[at]} ({says(at)})"
             own[at] = f"{names[at]} ({says(at)})"
+    # a file whose lanes are named those very words: the second and later of a name numbered, never as another is
+    counts, seen = Counter(told), Counter()
+    for at, name in enumerate(list(told)):
+        seen[name] += 1
+        if counts[name] == 1 or seen[name] == 1:
+            continue
+        number = seen[name]
+        while f"{name} #{number}" in counts:
+            number += 1
+        told[at] = f"{name} #{number}"
+        counts[told[at]] += 1
+        own[at] = f"{own.get(at, names[at])} #{number}"
     return LaneTable(lanes.pids, lanes.tids, lanes.pid, lanes.tid, told, lanes.kind, lanes.order, own)
 
 

@@ -6,6 +6,7 @@ than the earliest rank's."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from proton_tui.hatchet.chrome_trace import read_trace
@@ -119,6 +120,10 @@ def rank_timeline(rank_set: RankSet) -> RankTimeline:
     rows: list[TimelineRow] = []
     for at, rank in enumerate(rank_set.ranks):
         rows.append(TimelineRow(at, None, rank.heading))
-        rows += [TimelineRow(at, lane, trace.lanes[lane].own_name or trace.lanes[lane].name)  # under its rank
-                 for lane in range(len(trace.lanes)) if rank_of_lane[lane] == at]
+        lanes = [lane for lane in range(len(trace.lanes)) if rank_of_lane[lane] == at]
+        # under its rank, a lane by its own name, unless another of the rank's processes has a lane of that name
+        own = [trace.lanes[lane].own_name or trace.lanes[lane].name for lane in lanes]
+        alike = Counter(own)
+        rows += [TimelineRow(at, lane, name if alike[name] == 1 else trace.lanes[lane].name)
+                 for lane, name in zip(lanes, own)]
     return RankTimeline(rank_set, trace, alignment, rows, rank_of_lane)

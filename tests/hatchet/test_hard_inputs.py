@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import msgspec
+import numpy as np
 import pytest
 
 from proton_tui.hatchet import CaptureError, load_profile
@@ -256,6 +257,12 @@ def test_lanes_whose_names_would_read_alike_each_say_their_tid_then_their_pid(tm
     document = json.loads(subprocess.run([CLI, "view", str(path), "--json"], capture_output=True, timeout=60,
                                          stdin=subprocess.DEVNULL).stdout)
     assert sorted(lane["name"] for lane in document["trace"]["lanes"]) == sorted(names)
+    # threads named as the words that would tell them apart: numbered, never two alike
+    meta = [{"ph": "M", "name": "thread_name", "pid": 5, "tid": tid, "args": {"name": name}}
+            for tid, name in ((7, "X"), (8, "X"), (9, "X (tid 7)"), (10, "X (pid 5, tid 7)"))]
+    path.write_text(json.dumps({"traceEvents": [*meta, *(kernel(5, tid, tid) for tid in (7, 8, 9, 10))]}))
+    names = [lane.name for lane in load_profile(path).trace.lanes]
+    assert len(set(names)) == len(names) == 4, names
 
 
 def test_a_traces_microseconds_are_the_whole_nanoseconds_they_stand_for(tmp_path):
@@ -275,6 +282,9 @@ def test_a_traces_microseconds_are_the_whole_nanoseconds_they_stand_for(tmp_path
     profile = load_profile(path)
     assert profile.trace.columns.start.tolist() == [0.0, 3223.0, 5123.0]
     assert profile.trace.columns.duration.tolist() == [1001.0, 700.0, 0.5]
+    from proton_tui.hatchet.chrome_trace import in_ns
+
+    assert in_ns(np.array([1e12 + 0.0005, 1.001, -1.001])).tolist() == [1e15 + 0.5, 1001.0, -1001.0]  # far: kept
 
 
 @pytest.mark.parametrize("events", [

@@ -107,6 +107,22 @@ def test_merged_traces_keep_every_event_with_flows_and_lanes_apart_and_clocks_al
     assert "rank 1 · CPU Thread 0" in lanes and "rank 0 · GPU Stream 7" in lanes
 
 
+def test_a_ranks_lanes_of_one_name_in_two_of_its_processes_read_apart_on_the_ranks_timeline(tmp_path):
+    """A 3.6 trace of a rank driving two GPUs (pid: the device, tid: the stream): each GPU's `stream 7` is a row of
+    its own under the rank, not two rows alike."""
+    from proton_tui.output.rank_timeline import rank_timeline
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    events = [{"ph": "X", "name": "k", "cat": "kernel", "pid": pid, "tid": 7, "ts": pid, "dur": 1} for pid in (0, 1)]
+    for number in (0, 1):
+        (folder / f"job.rank{number}.chrome_trace").write_bytes(orjson.dumps({"traceEvents": events}))
+    model = rank_timeline(open_rank_set([folder]))
+    for rank in (0, 1):
+        rows = [row.label for row in model.rows if row.rank == rank and row.lane is not None]
+        assert len(rows) == 2 and len(set(rows)) == 2, rows
+
+
 def test_traces_without_a_clock_base_align_by_their_first_event(tmp_path):
     folder, original = trace_ranks(tmp_path, "vecadd_trace.chrome_trace", (0, 0))
     from proton_tui.output.ranks import merged_rank_trace

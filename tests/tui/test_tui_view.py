@@ -590,6 +590,9 @@ async def test_a_filter_over_the_timeline_gives_the_keys_back_to_it_and_a_search
             before = timeline.selected
             await pilot.press("right")
             assert timeline.selected != before, closing
+        await pilot.press("slash", *"no such kernel", "enter")  # no match: the timeline stays, with the keys
+        await pilot.pause()
+        assert timeline.display and app.focused is timeline
         await pilot.press("F", "slash", *"add_kernel", "enter")
         await pilot.pause()
         assert table.display and app.focused is table and not timeline.display
@@ -628,6 +631,9 @@ async def test_zooming_in_stops_at_a_trace_unit_a_cell_and_the_title_never_round
         await wait_for(lambda: warps.layout_ is not None)
         await pilot.press(*["plus"] * 40)
         assert warps.layout_.cell_ns >= 1.0 and "(0 a cell" not in str(warps.border_title), str(warps.border_title)
+    from proton_tui.tui.widgets.timeline.warps import _units
+
+    assert [_units(cell) for cell in (0.04, 0.5, 1.0, 23.5, 1234.0)] == ["0.04", "0.5", "1", "23.5", "1,234"]
 
 
 def test_a_zero_length_event_at_the_traces_end_is_drawn_and_a_bad_later_event_is_named():

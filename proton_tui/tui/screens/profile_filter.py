@@ -100,10 +100,15 @@ class FilterAndSearch:
             self.notify(f"{counted(count, 'empty frame')} {'shown' if chosen.show_empty else 'hidden'}", timeout=3)
 
     def on_search_bar_submitted(self, event: SearchBar.Submitted) -> None:
-        """The table's rows searched: the table is shown (from the flame view or a timeline) on the first match."""
+        """The table's rows searched: the table is shown (from the flame view or a timeline) on the first match; with
+        none, the view shown stays."""
         table = self.query_one(ProfileTable)
         if event.pattern is None:
             table.clear_matches()
+            return
+        if self.views.current != "table" and not table.model.search(event.pattern):  # nothing to show it for
+            self.notify(f"0 match(es) for {event.text!r}", timeout=3, markup=False)
+            self.views.focus_shown()
             return
         table = self.views.to_table()
         found = table.search(event.pattern)

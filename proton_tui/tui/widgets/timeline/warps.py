@@ -109,7 +109,7 @@ class WarpTimeline(TimelineView):
         # CTA, ns between CTAs), so they are never converted to time
         return [f"Launch {launch.number} of {len(self.warps.launches)}:",
                 f"{cycles_number(round(start - origin))} – {cycles_number(round(end - origin))}",
-                f"({cycles_number(self.layout_.cell_ns)} a cell, trace units)"], \
+                f"({_units(self.layout_.cell_ns)} a cell, trace units)"], \
             printable(cut_field(launch.kernel))
 
     def _ticks(self) -> list[tuple[int, str]]:
@@ -260,3 +260,8 @@ class WarpTimeline(TimelineView):
 
         return self._row_strip(number, row.label, "timeline-view--lane" if row.kind != "warp" else
                                "timeline-view--warp", width, base, look)
+
+
+def _units(cell: float) -> str:
+    """A cell's span in trace units: as cycles are written from one unit up, else with two figures (0.04)."""
+    return cycles_number(cell) if cell >= 1 else f"{cell:.2g}"
