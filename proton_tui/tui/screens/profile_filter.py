@@ -106,12 +106,9 @@ class FilterAndSearch:
         if event.pattern is None:
             table.clear_matches()
             return
-        if self.views.current != "table" and not table.model.search(event.pattern):  # nothing to show it for
-            self.notify(f"0 match(es) for {event.text!r}", timeout=3, markup=False)
-            self.views.focus_shown()
-            return
-        table = self.views.to_table()
-        found = table.search(event.pattern)
+        found = table.model.search(event.pattern)
+        if found or self.views.current == "table":
+            self.views.to_table().show_matches()
         self.notify(f"{found} match(es) for {event.text!r}" + ("; n/N next/previous" if found > 1 else ""),
                     timeout=3, markup=False)
-        table.focus()
+        self.views.focus_shown()

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.geometry import Size
@@ -132,12 +130,10 @@ class ProfileTable(ScrollView, can_focus=True):
         return row is not None
 
     # ---- search ---------------------------------------------------------------------------------------------------
-    def search(self, pattern: re.Pattern) -> int:
-        """Find nodes (or kernels) whose shown or raw name matches; jump to the first one after the cursor."""
-        found = self.model.search(pattern)
+    def show_matches(self) -> None:
+        """Jump to the first of the matches (`model.search` found them) after the cursor."""
         self.action_next_match(1)
         self.refresh()
-        return found
 
     def clear_matches(self) -> None:
         self.model.matches = []
