@@ -63,10 +63,12 @@ PIECE_EVENTS = 16384  # events decoded at a time: ~13 MB of objects in the 83 MB
 
 def in_ns(us: np.ndarray) -> np.ndarray:
     """Times in µs as ns: the whole ns each stands for where its product is within the float's rounding of one (a
-    Proton trace's µs are whole ns written with three decimals), else the product."""
-    ns = us * NS_PER_US
-    whole = np.rint(ns)
-    return np.where(np.abs(ns - whole) <= WHOLE_NS_WITHIN * np.abs(ns), whole, ns)
+    Proton trace's µs are whole ns written with three decimals), else the product; one past the largest float is
+    infinite (refused in `EventColumns.trace`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ns = us * NS_PER_US
+        whole = np.rint(ns)
+        return np.where(np.abs(ns - whole) <= WHOLE_NS_WITHIN * np.abs(ns), whole, ns)
 
 
 def decode_trace(data) -> Trace:
@@ -229,8 +231,7 @@ class EventColumns:
             event = complete[int(np.argmax(bad))]
             number = first + next(at for at, found in enumerate(events) if found is event)
             raise TraceError(f"event {number} ({event.name!r}): 'ts'/'dur' are not times")
-        with np.errstate(over="ignore", invalid="ignore"):  # a time past the largest float in ns: refused in `trace`
-            ts, dur = in_ns(ts), in_ns(dur)
+        ts, dur = in_ns(ts), in_ns(dur)
         self.parts.append((ts, dur, self.lane_keys.ids(list(map(PID, complete)), list(map(TID, complete))),
                            interned_ids(list(map(NAME, complete)), self.names),
                            interned_ids(list(map(CATEGORY, complete)), self.categories),
@@ -245,9 +246,7 @@ class EventColumns:
                 points = [point for point, keep in zip(points, timed.tolist()) if keep]
                 times = times[timed]
             if points:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    times = in_ns(times)
-                found.append((self.flow_keys.ids(list(map(PID, points)), list(map(TID, points))), times,
+                found.append((self.flow_keys.ids(list(map(PID, points)), list(map(TID, points))), in_ns(times),
                               _flow_ids(list(map(ID, points)), self.flow_ids)))
         self.metric_events += sum(1 for event in [event for event in events if event.cat == "metric"]
                                   if event.ph != "X" and not (event.ph in ("s", "f") and _number(event.ts)))
