@@ -143,6 +143,12 @@ def test_a_spoiled_event_in_a_later_stretch_gets_the_error_one_reader_gives(tmp_
     path.write_bytes(data[:at] + b'"ts": "soon", "old": ' + data[at + 6:])
     trace, forked = split(path, 3)
     assert forked == 3 and trace is None
+    errors = refusals_with_and_without_workers(path)
+    assert errors[0] == errors[1] and str(path) in errors[0] and "'ts'" in errors[0]
+
+
+def refusals_with_and_without_workers(path: Path) -> list[str]:
+    """The CaptureError's words for `path` read by three workers, then by one reader."""
     errors = []
     for workers in (3, 0):
         pending = with_workers(path, workers) if workers else PendingLoad(path, settled=True)
@@ -152,7 +158,7 @@ def test_a_spoiled_event_in_a_later_stretch_gets_the_error_one_reader_gives(tmp_
         finally:
             pending.close()
         errors.append(str(error.value))
-    assert errors[0] == errors[1] and str(path) in errors[0] and "'ts'" in errors[0]
+    return errors
 
 
 @pytest.mark.parametrize("field", ["dur", "flow"])
@@ -168,15 +174,7 @@ def test_a_time_past_the_largest_float_in_a_later_stretch_gets_the_error_one_rea
         end = data.rindex(b"]")
         path.write_bytes(data[:end] + b', {"ph": "s", "name": "launch", "cat": "flow", "pid": 1, "tid": 0, '
                          b'"ts": 1e306, "id": 1}' + data[end:])
-    errors = []
-    for workers in (3, 0):
-        pending = with_workers(path, workers) if workers else PendingLoad(path, settled=True)
-        try:
-            with pytest.raises(CaptureError) as error:
-                pending.finish()
-        finally:
-            pending.close()
-        errors.append(str(error.value))
+    errors = refusals_with_and_without_workers(path)
     assert errors[0] == errors[1] and str(path) in errors[0] and "past the largest float" in errors[0]
 
 
